@@ -1,0 +1,1 @@
+"""Subcommands of the vlkng CLI, one module each."""

@@ -1,0 +1,205 @@
+"""One configuration for the CLI and the ROS nodes.
+
+Sections are dataclasses; every field has a default and a description (``help`` metadata). The
+same YAML file serves both worlds: it is in ROS 2 parameter form (``node: ros__parameters:``) and
+dotted ROS parameter names map onto fields (``perception.backend`` -> ``cfg.perception.backend``).
+Secrets are never fields: a field names the environment variable that holds them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+
+def _f(default: Any, help: str) -> Any:  # noqa: A002 - mirrors argparse wording
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: type(d)(d), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class CaptureConfig:
+    min_interval_s: float = _f(0.5, "Never keep two keyframes closer than this (s).")
+    max_interval_s: float = _f(4.0, "Always keep a frame after this long without one (s).")
+    min_translation_m: float = _f(0.6, "Keep a frame once the robot moved this far (m).")
+    min_rotation_deg: float = _f(20.0, "Keep a frame once the robot turned this much (deg).")
+    novelty_threshold: float = _f(0.18, "Keep a frame when its thumbnail differs this much (0-1).")
+    blur_threshold: float = _f(15.0, "Reject frames whose Laplacian variance is below this.")
+    pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
+    jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
+    camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
+
+
+@dataclass
+class PerceptionConfig:
+    backend: str = _f("annotations", "VLM backend: annotations | gemini | transformers.")
+    noise: float = _f(1.0, "annotations backend: scale of simulated perception noise (0 = exact).")
+    seed: int = _f(0, "annotations backend: noise seed.")
+    miss_rate: float = _f(0.08, "annotations: probability a detection is missed (at noise 1).")
+    synonym_rate: float = _f(0.25, "annotations: probability a label is replaced by a synonym.")
+    attribute_error_rate: float = _f(0.1, "annotations: probability an attribute is wrong.")
+    box_jitter: float = _f(0.05, "annotations: box jitter as a fraction of box size.")
+    model: str = _f("gemini-2.5-flash", "Model name (gemini) or local path/id (transformers).")
+    api_key_env: str = _f("GEMINI_API_KEY", "Environment variable holding the Gemini API key.")
+    base_url: str = _f("", "Override the Gemini endpoint (tests, proxies). Empty = default.")
+    timeout_s: float = _f(60.0, "Per-request timeout (s).")
+    max_retries: int = _f(4, "Retries on 429/5xx/timeouts/invalid output, with backoff.")
+    temperature: float = _f(0.1, "Sampling temperature for graph extraction (paper: 0.1).")
+    max_concurrency: int = _f(2, "Chunks perceived in parallel.")
+
+
+@dataclass
+class LLMConfig:
+    backend: str = _f("none", "LLM for STOA judging and answering: none | gemini | transformers.")
+    model: str = _f("gemini-2.5-flash", "Model name or local path.")
+    api_key_env: str = _f("GEMINI_API_KEY", "Environment variable holding the API key.")
+    base_url: str = _f("", "Override the endpoint. Empty = default.")
+    timeout_s: float = _f(30.0, "Per-request timeout (s).")
+    max_retries: int = _f(3, "Retries with backoff.")
+    temperature: float = _f(0.7, "Sampling temperature for answering (paper: 0.7).")
+
+
+@dataclass
+class StoaConfig:
+    shortlist_k: int = _f(8, "Candidates per new object from the vector store.")
+    radius_m: float = _f(2.5, "Candidates per new object within this distance (m).")
+    recent_s: float = _f(30.0, "Candidates per new object seen this recently in the same tour (s).")
+    max_candidates: int = _f(12, "Hard cap on the judged shortlist per new object.")
+    threshold: float = _f(0.55, "Association threshold tau on the similarity in [0,1].")
+    judge: str = _f("auto", "auto (LLM if configured, else deterministic) | deterministic | llm.")
+    moved_distance_m: float = _f(1.5, "A matched object this far from its estimate 'moved'.")
+
+
+@dataclass
+class StoreConfig:
+    graph_backend: str = _f("sqlite", "Graph store: sqlite (embedded) | neo4j.")
+    neo4j_uri: str = _f("bolt://localhost:7687", "Neo4j Bolt URI.")
+    neo4j_user: str = _f("neo4j", "Neo4j user.")
+    neo4j_password_env: str = _f("NEO4J_PASSWORD", "Environment variable holding the password.")
+    neo4j_database: str = _f("neo4j", "Neo4j database name.")
+    vector_backend: str = _f("qdrant", "Vector store: qdrant (local path, or qdrant_url).")
+    qdrant_url: str = _f("", "Qdrant server URL; empty = embedded local mode under the memory.")
+    qdrant_api_key_env: str = _f("QDRANT_API_KEY", "Environment variable holding the API key.")
+    namespace: str = _f("default", "Site namespace: separates memories on shared servers.")
+
+
+@dataclass
+class EmbeddingConfig:
+    text_backend: str = _f("minilm", "Text embeddings: minilm | siglip2 | hashing.")
+    image_backend: str = _f("none", "Crop embeddings: none | siglip2.")
+    siglip_model: str = _f("google/siglip2-base-patch16-224", "SigLIP2 model id or local path.")
+    device: str = _f("cpu", "torch device for local models.")
+
+
+@dataclass
+class AskConfig:
+    mode: str = _f("ger", "Retrieval mode: ger | gr | full | cwgr | lexical.")
+    top_k: int = _f(5, "Frames returned by default.")
+    max_nodes: int = _f(24, "Budget: objects in the evidence subgraph.")
+    max_edges: int = _f(48, "Budget: relations in the evidence subgraph.")
+    max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
+    vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
+    rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+
+
+@dataclass
+class VlkngConfig:
+    chunk_size: int = _f(8, "Keyframes per VLM call, b (paper: 8 is best).")
+    image_topic: str = _f("camera/image_raw/compressed", "Camera topic (relative name).")
+    pose_topic: str = _f("pose", "PoseWithCovarianceStamped topic from SLAM (relative name).")
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
+    perception: PerceptionConfig = field(default_factory=PerceptionConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    stoa: StoaConfig = field(default_factory=StoaConfig)
+    stores: StoreConfig = field(default_factory=StoreConfig)
+    embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    ask: AskConfig = field(default_factory=AskConfig)
+
+    # ----------------------------------------------------------------------------------------
+    def iter_parameters(self) -> Iterator[tuple[str, Any, str]]:
+        """(dotted name, value, description) for every leaf: what a node declares."""
+        yield from _walk(self, "")
+
+    def set_dotted(self, name: str, value: Any) -> None:
+        """Set one leaf by its dotted name, coercing to the field's type."""
+        target: Any = self
+        parts = name.split(".")
+        for p in parts[:-1]:
+            if not hasattr(target, p):
+                raise KeyError(f"unknown parameter {name!r}")
+            target = getattr(target, p)
+        leaf = parts[-1]
+        if not hasattr(target, leaf) or dataclasses.is_dataclass(getattr(target, leaf)):
+            raise KeyError(f"unknown parameter {name!r}")
+        current = getattr(target, leaf)
+        setattr(target, leaf, _coerce(value, type(current), name))
+
+    def update(self, params: dict[str, Any], strict: bool = True) -> "VlkngConfig":
+        """Apply a (nested or dotted) mapping of parameters."""
+        for name, value in _flatten(params):
+            try:
+                self.set_dotted(name, value)
+            except KeyError:
+                if strict:
+                    raise
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _walk(obj: Any, prefix: str) -> Iterator[tuple[str, Any, str]]:
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        name = f"{prefix}{f.name}"
+        if dataclasses.is_dataclass(value):
+            yield from _walk(value, name + ".")
+        else:
+            yield name, value, f.metadata.get("help", "")
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _flatten(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def _coerce(value: Any, typ: type, name: str) -> Any:
+    try:
+        if typ is bool:
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if typ is int and isinstance(value, float) and not value.is_integer():
+            raise ValueError("not an integer")
+        return typ(value)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"parameter {name!r}: cannot use {value!r} as {typ.__name__}: {e}") from e
+
+
+ROS_SKIP = {"use_sim_time", "memory_dir", "tour_dir", "qos_overrides"}
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> VlkngConfig:
+    """Load a ROS-parameter YAML (every node section's ``ros__parameters`` merged, ``/**``
+    first) or a plain mapping; unknown keys are an error unless they are per-node ROS keys."""
+    cfg = VlkngConfig()
+    if path:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.safe_load(fh) or {}
+        if not isinstance(doc, dict):
+            raise ValueError(f"{path}: expected a mapping at the top level")
+        sections = [v["ros__parameters"] for k, v in sorted(doc.items(), key=lambda kv: kv[0] != "/**")
+                    if isinstance(v, dict) and "ros__parameters" in v]
+        for params in sections or [doc]:
+            cfg.update({k: v for k, v in params.items() if k not in ROS_SKIP}, strict=False)
+    if overrides:
+        cfg.update(overrides)
+    return cfg
