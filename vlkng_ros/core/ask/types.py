@@ -1,0 +1,66 @@
+"""Request and result of asking the memory (used by the CLI, the /ask service and GoTo)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..model import Pose
+
+
+@dataclass
+class AskRequest:
+    question: str
+    options: list[str] = field(default_factory=list)  # "A. a laptop", ... (multiple choice)
+    top_k: int = 5
+    mode: str | None = None  # None = configured mode (ger | gr | full | cwgr | lexical)
+
+
+@dataclass
+class RankedFrame:
+    tour_id: str
+    stamp_ns: int
+    score: float
+    pose: Pose | None
+    object_ids: list[str] = field(default_factory=list)  # evidence objects seen in the frame
+
+
+@dataclass
+class EvidenceObject:
+    id: str
+    label: str
+    description: str
+    attributes: dict[str, str]
+    affordances: list[str]
+    position: tuple[float, float] | None
+    frames: list[tuple[str, int]]  # (tour_id, stamp_ns) it was seen in (capped)
+    score: float = 0.0
+
+
+@dataclass
+class EvidenceRelation:
+    subject: str
+    predicate: str
+    object: str
+    stamps: list[int] = field(default_factory=list)
+
+
+@dataclass
+class AskResult:
+    success: bool  # False: bad request or internal error (see message); no frames then
+    message: str  # human-readable status: fallbacks taken, "nothing matching was seen", ...
+    answer: str = ""
+    choice: str = ""  # option letter for multiple choice, else ""
+    found: bool = False  # something relevant was found in memory
+    frames: list[RankedFrame] = field(default_factory=list)
+    goal: Pose | None = None  # where to send the robot (object position estimate or frame pose)
+    goal_source: str = ""  # "object_position" | "frame_pose" | ""
+    target_object_id: str = ""
+    evidence_objects: list[EvidenceObject] = field(default_factory=list)
+    evidence_relations: list[EvidenceRelation] = field(default_factory=list)
+    timings_s: dict[str, float] = field(default_factory=dict)  # per stage
+    prompt_tokens: dict[str, int] = field(default_factory=dict)  # per stage, chars/4
+    mode: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
