@@ -1,0 +1,414 @@
+"""STOA: spatiotemporal object association of a chunk graph into the global graph.
+
+The paper scores every (new, existing) object pair with an LLM and thresholds the similarity.
+That cost grows with the graph. Here, for each new object of a chunk, a shortlist is drawn from
+three indexed sources — the vector store (descriptor embedding, top-k), the graph store's spatial
+index (objects near the triangulated position) and recency (objects of this tour seen in the last
+``recent_s``) — capped at ``max_candidates``. Only the shortlist is judged: by the LLM in ONE
+batched call per chunk when one is configured, else by a deterministic scorer (semantic, attribute
+and spatial agreement). Decisions are one-to-one within a chunk (two detections of one chunk are
+two objects: the VLM already grouped a chunk's detections). Work per chunk is therefore bounded
+by (objects in the chunk) x (max_candidates), whatever the graph's size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+
+from .config import VlkngConfig
+from .geometry import fuse, ray_for, triangulate
+from .llm.base import LLM, LLMError, LLMUsage
+from .memory import Memory
+from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Relation
+
+log = logging.getLogger("vlkng.stoa")
+
+# Deterministic judge weights (semantic, attributes, space). Space dominates inside a tour
+# (objects rarely move while the robot looks); across tours objects may have been moved, so
+# semantics carry more weight there.
+WEIGHTS_SAME_TOUR = (0.2, 0.1, 0.7)
+WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
+LABEL_GATE = 0.55  # below this label similarity (and weak text similarity) two objects never match
+TEXT_GATE = 0.75
+POSITION_NOISE_M2 = 0.05
+
+
+@dataclass
+class MergeReport:
+    chunk_id: str
+    skipped: bool = False
+    created: list[str] = field(default_factory=list)
+    matched: dict[str, str] = field(default_factory=dict)  # chunk-local id -> global id
+    moved: list[str] = field(default_factory=list)
+    shortlist_sizes: list[int] = field(default_factory=list)
+    judge: str = "deterministic"  # deterministic | llm | llm-fallback
+    judge_prompt_chars: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _New:
+    obj: ChunkObject
+    vec: np.ndarray
+    label_vec: np.ndarray
+    position: tuple[float, float] | None
+    var: float
+    place: str | None
+
+
+def object_id_for(chunk_id: str, local_id: str) -> str:
+    """Deterministic global id of an object first created from (chunk, local id)."""
+    return "obj-" + hashlib.sha1(f"{chunk_id}/{local_id}".encode()).hexdigest()[:12]
+
+
+class _EmbeddingCache:
+    """LRU of text -> vector so candidates' descriptors are not re-embedded every chunk."""
+
+    def __init__(self, embed, capacity: int = 20000) -> None:
+        self._embed = embed
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.capacity = capacity
+
+    def get(self, texts: Sequence[str]) -> list[np.ndarray]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            for t, v in zip(missing, self._embed(missing)):
+                self._cache[t] = v
+        out = []
+        for t in texts:
+            self._cache.move_to_end(t)
+            out.append(self._cache[t])
+        while len(self._cache) > self.capacity:
+            self._cache.popitem(last=False)
+        return out
+
+
+class StoaMerger:
+    def __init__(self, memory: Memory, cfg: VlkngConfig, llm: LLM | None = None) -> None:
+        self.memory = memory
+        self.cfg = cfg
+        self.llm = llm
+        self._cameras: dict[str, CameraModel] = {}
+        self._emb = _EmbeddingCache(lambda ts: memory.text_embedder.embed_texts(ts))
+        self.llm_usage = LLMUsage()
+
+    # ----------------------------------------------------------------------------------------
+    def camera_for(self, tour_id: str, width: int, height: int) -> CameraModel:
+        cam = self._cameras.get(tour_id)
+        if cam is None:
+            raw = self.memory.graph.get_meta(f"camera:{tour_id}")
+            cam = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
+                width, height, self.cfg.capture.camera_hfov_deg)
+            self._cameras[tour_id] = cam
+        return cam
+
+    def merge(self, chunk: ChunkGraph) -> MergeReport:
+        t0 = time.perf_counter()
+        report = MergeReport(chunk.chunk_id, warnings=list(chunk.warnings))
+        graph = self.memory.graph
+        with self.memory.write_lock:
+            if graph.chunk_merged(chunk.chunk_id):
+                report.skipped = True
+                return report
+            keyframes = {s: kf for s in chunk.frames
+                         if (kf := graph.get_keyframe(chunk.tour_id, s)) is not None}
+            if chunk.places:
+                updated = [replace(kf, place=chunk.places[s]) for s, kf in keyframes.items()
+                           if chunk.places.get(s) and kf.place != chunk.places[s]]
+                if updated:
+                    graph.upsert_keyframes(updated)
+            news = self._prepare(chunk, keyframes, report)
+            candidates = self._shortlist(chunk, news, report)
+            scores = self._judge(chunk, news, candidates, report)
+            assignment = _assign(scores, self.cfg.stoa.threshold)
+            objects, local_to_global = self._apply(chunk, news, candidates, assignment, report)
+            relations = self._relations(chunk, local_to_global)
+            self._write_vectors(chunk, news, local_to_global, keyframes)
+            graph.apply_merge(chunk.chunk_id, objects, relations)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    # ----------------------------------------------------------------------------------------
+    def _prepare(self, chunk: ChunkGraph, keyframes: dict[int, Keyframe], report: MergeReport) -> list[_New]:
+        objs = chunk.objects
+        if not objs:
+            return []
+        vecs = self._emb.get([o.text() for o in objs])
+        label_vecs = self._emb.get([o.label.lower() for o in objs])
+        news = []
+        for o, v, lv in zip(objs, vecs, label_vecs):
+            rays = []
+            for stamp, box in o.boxes.items():
+                kf = keyframes.get(stamp)
+                if kf is not None and kf.pose is not None:
+                    rays.append(ray_for(kf.pose, box, self.camera_for(chunk.tour_id, kf.width, kf.height)))
+            est = triangulate(rays)
+            places = [chunk.places[s] for s in sorted(o.boxes) if chunk.places.get(s)]
+            news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0,
+                             max(set(places), key=places.count) if places else None))
+        return news
+
+    def _shortlist(self, chunk: ChunkGraph, news: list[_New], report: MergeReport) -> list[list[ObjectNode]]:
+        st = self.cfg.stoa
+        graph, vectors = self.memory.graph, self.memory.vectors
+        collection = self.memory.text_collection
+        have_vectors = True
+        try:
+            vectors.ensure_collection(collection, self.memory.text_embedder.dim)
+        except Exception as e:  # the vector store is down: shortlist from the graph alone
+            have_vectors = False
+            report.warnings.append(f"vector store unavailable for shortlist: {e}")
+        since = chunk.frames[0] - int(st.recent_s * 1e9) if chunk.frames else 0
+        recent = graph.recent_objects(chunk.tour_id, since, limit=st.shortlist_k * 2)
+        out: list[list[ObjectNode]] = []
+        for n in news:
+            ids: list[str] = []
+            if have_vectors:
+                hits = vectors.search(collection, n.vec, limit=st.shortlist_k * 3)
+                ids += [h.payload.get("object_id", "") for h in hits]
+            ids = list(dict.fromkeys(i for i in ids if i))[: st.shortlist_k]
+            pool = {o.id: o for o in graph.get_objects(ids)}
+            if n.position is not None:
+                for o in graph.objects_near(n.position[0], n.position[1], st.radius_m, limit=st.shortlist_k):
+                    pool.setdefault(o.id, o)
+            for o in recent:
+                pool.setdefault(o.id, o)
+            cands = list(pool.values())
+            if len(cands) > st.max_candidates:
+                pre = [self._score(chunk, n, c) for c in cands]
+                order = np.argsort(pre)[::-1][: st.max_candidates]
+                cands = [cands[i] for i in order]
+            report.shortlist_sizes.append(len(cands))
+            out.append(cands)
+        return out
+
+    def _score(self, chunk: ChunkGraph, n: _New, c: ObjectNode) -> float:
+        labels = list(dict.fromkeys([c.label.lower(), *[x.lower() for x in c.labels_seen]]))
+        if n.obj.label.lower() in labels:
+            s_label = 1.0
+        else:
+            s_label = max(float(n.label_vec @ v) for v in self._emb.get(labels))
+        s_text = float(n.vec @ self._emb.get([c.text()])[0])
+        if s_label < LABEL_GATE and s_text < TEXT_GATE:
+            return 0.0
+        shared = [k for k in n.obj.attributes if k in c.attributes]
+        s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
+                  if shared else 0.5)
+        if n.position is not None and c.position is not None:
+            d2 = (n.position[0] - c.position[0]) ** 2 + (n.position[1] - c.position[1]) ** 2
+            sigma2 = n.var + (c.position_var or 0.5) + POSITION_NOISE_M2
+            s_space = math.exp(-d2 / (2.0 * sigma2))
+        else:
+            s_space = 0.5
+        w_sem, w_attr, w_space = WEIGHTS_SAME_TOUR if chunk.tour_id in c.tours else WEIGHTS_OTHER_TOUR
+        return w_sem * (0.5 * s_label + 0.5 * s_text) + w_attr * s_attr + w_space * s_space
+
+    def _judge(self, chunk: ChunkGraph, news: list[_New], cands: list[list[ObjectNode]],
+               report: MergeReport) -> list[list[tuple[str, float]]]:
+        mode = self.cfg.stoa.judge
+        use_llm = self.llm is not None and mode in ("auto", "llm") and any(cands)
+        if mode == "llm" and self.llm is None:
+            report.warnings.append("stoa.judge=llm but no LLM is configured: deterministic judge used")
+        if use_llm:
+            try:
+                scores = self._judge_llm(chunk, news, cands, report)
+                report.judge = "llm"
+                return scores
+            except LLMError as e:
+                report.judge = "llm-fallback"
+                report.warnings.append(f"LLM judge failed ({e}); deterministic judge used")
+                log.warning("%s: LLM judge failed (%s); using the deterministic judge", chunk.chunk_id, e)
+        return [[(c.id, self._score(chunk, n, c)) for c in cs] for n, cs in zip(news, cands)]
+
+    def _judge_llm(self, chunk: ChunkGraph, news: list[_New], cands: list[list[ObjectNode]],
+                   report: MergeReport) -> list[list[tuple[str, float]]]:
+        lines = ["You associate objects seen in a new video chunk with objects already in a robot's "
+                 "memory. For each NEW object, give the similarity in [0,1] that it is the SAME "
+                 "physical object as each of its CANDIDATES (same object: same kind, compatible "
+                 "colour/material/size, close position in metres; objects can move between tours).",
+                 "Answer JSON: {\"scores\": [{\"new\": id, \"candidate\": id, \"similarity\": number}]}.",
+                 ""]
+        for n, cs in zip(news, cands):
+            if not cs:
+                continue
+            lines.append(f"NEW {n.obj.local_id}: {_describe(n.obj.label, n.obj.attributes, n.obj.description, n.position)}")
+            for c in cs:
+                dist = (f", {math.dist(n.position, c.position):.1f} m away"
+                        if n.position is not None and c.position is not None else "")
+                lines.append(f"  CANDIDATE {c.id}: {_describe(c.label, c.attributes, c.description, c.position)}{dist}")
+        prompt = "\n".join(lines)
+        report.judge_prompt_chars = len(prompt)
+        schema = {"type": "object", "properties": {"scores": {"type": "array", "items": {
+            "type": "object", "properties": {"new": {"type": "string"}, "candidate": {"type": "string"},
+                                             "similarity": {"type": "number"}},
+            "required": ["new", "candidate", "similarity"]}}}, "required": ["scores"]}
+        reply = self.llm.generate_json(prompt, schema, usage=self.llm_usage)  # type: ignore[union-attr]
+        allowed = {(n.obj.local_id, c.id) for n, cs in zip(news, cands) for c in cs}
+        got: dict[tuple[str, str], float] = {}
+        for item in reply.get("scores", []) if isinstance(reply, dict) else []:
+            try:
+                key = (str(item["new"]), str(item["candidate"]))
+                sim = float(item["similarity"])
+            except (KeyError, TypeError, ValueError):
+                report.warnings.append(f"LLM judge: malformed item dropped: {item!r:.80}")
+                continue
+            if key not in allowed:
+                report.warnings.append(f"LLM judge: unknown pair {key} dropped (hallucinated id)")
+                continue
+            got[key] = min(1.0, max(0.0, sim))
+        return [[(c.id, got.get((n.obj.local_id, c.id), 0.0)) for c in cs] for n, cs in zip(news, cands)]
+
+    # ----------------------------------------------------------------------------------------
+    def _apply(self, chunk: ChunkGraph, news: list[_New], cands: list[list[ObjectNode]],
+               assignment: dict[int, str], report: MergeReport) -> tuple[list[ObjectNode], dict[str, str]]:
+        by_id = {c.id: c for cs in cands for c in cs}
+        out: list[ObjectNode] = []
+        local_to_global: dict[str, str] = {}
+        for i, n in enumerate(news):
+            o = n.obj
+            obs = [Observation(chunk.tour_id, s, tuple(b), chunk.chunk_id, o.local_id)  # type: ignore[arg-type]
+                   for s, b in sorted(o.boxes.items())]
+            if not obs:
+                continue
+            first, last = obs[0].stamp_ns, obs[-1].stamp_ns
+            target = by_id.get(assignment.get(i, ""))
+            if target is None:
+                gid = object_id_for(chunk.chunk_id, o.local_id)
+                node = ObjectNode(
+                    id=gid, label=o.label, description=o.description, attributes=dict(o.attributes),
+                    affordances=list(o.affordances), labels_seen=[o.label],
+                    places=[n.place] if n.place else [], first_seen_ns=first, last_seen_ns=last,
+                    observations=obs, position=n.position, position_var=n.var if n.position else None,
+                    position_history=[(first, *n.position)] if n.position else [], tours=[chunk.tour_id])
+                report.created.append(gid)
+            else:
+                node = _updated(target, n, obs, chunk, self.cfg.stoa.moved_distance_m, report)
+                report.matched[o.local_id] = node.id
+            local_to_global[o.local_id] = node.id
+            out.append(node)
+        return out, local_to_global
+
+    def _relations(self, chunk: ChunkGraph, local_to_global: dict[str, str]) -> list[Relation]:
+        rels: dict[tuple[str, str, str], Relation] = {}
+        for r in chunk.relations:
+            s, o = local_to_global.get(r.subject), local_to_global.get(r.object)
+            if not s or not o or s == o:
+                continue
+            key = (s, r.predicate.strip().lower(), o)
+            rel = rels.setdefault(key, Relation(s, key[1], o, [], chunk.tour_id))
+            rel.stamps = sorted(set(rel.stamps) | set(r.stamps or chunk.frames[:1]))
+        return list(rels.values())
+
+    def _write_vectors(self, chunk: ChunkGraph, news: list[_New], local_to_global: dict[str, str],
+                       keyframes: dict[int, Keyframe]) -> None:
+        """Vectors first, graph second: a crash in between re-merges the chunk, and the
+        deterministic point ids make the re-upsert replace, not duplicate."""
+        if not news:
+            return
+        vectors = self.memory.vectors
+        ids, vecs, payloads = [], [], []
+        for n in news:
+            gid = local_to_global.get(n.obj.local_id)
+            if gid is None:
+                continue
+            ids.append(f"{gid}|{chunk.chunk_id}")
+            vecs.append(n.vec)
+            payloads.append({"object_id": gid, "tour_id": chunk.tour_id, "chunk_id": chunk.chunk_id,
+                             "stamp_ns": min(n.obj.boxes), "label": n.obj.label})
+        vectors.ensure_collection(self.memory.text_collection, self.memory.text_embedder.dim)
+        vectors.upsert(self.memory.text_collection, ids, np.stack(vecs), payloads)
+        self._write_crops(chunk, news, local_to_global, keyframes, payloads)
+
+    def _write_crops(self, chunk: ChunkGraph, news: list[_New], local_to_global: dict[str, str],
+                     keyframes: dict[int, Keyframe], payloads: list[dict]) -> None:
+        """One SigLIP2 crop embedding per (object, chunk): its largest box in the chunk."""
+        embedder = self.memory.image_embedder
+        if embedder is None:
+            return
+        from .capture import decode_image
+
+        crops, ids, pls = [], [], []
+        for n, payload in zip([n for n in news if n.obj.local_id in local_to_global], payloads):
+            stamp, box = max(n.obj.boxes.items(), key=lambda sb: (sb[1][2] - sb[1][0]) * (sb[1][3] - sb[1][1]))
+            kf = keyframes.get(stamp)
+            if kf is None or not kf.image_ref:
+                continue
+            try:
+                img = decode_image(self.memory.frames.get(kf.image_ref))
+            except (OSError, ValueError) as e:
+                log.warning("%s: crop of %s skipped: %s", chunk.chunk_id, n.obj.local_id, e)
+                continue
+            x1, y1, x2, y2 = (int(round(v)) for v in box)
+            crops.append(img[y1:y2, x1:x2])
+            ids.append(f"{payload['object_id']}|{chunk.chunk_id}")
+            pls.append({**payload, "stamp_ns": stamp})
+        if crops:
+            collection = self.memory.image_collection
+            assert collection is not None
+            self.memory.vectors.ensure_collection(collection, embedder.dim)
+            self.memory.vectors.upsert(collection, ids, embedder.embed_images(crops), pls)
+
+
+def _describe(label: str, attributes: dict[str, str], description: str,
+              position: tuple[float, float] | None) -> str:
+    attrs = ", ".join(f"{k}={v}" for k, v in sorted(attributes.items()))
+    pos = f" at ({position[0]:.1f}, {position[1]:.1f})" if position else ""
+    return f"{label} [{attrs}] {description}{pos}".strip()
+
+
+def _assign(scores: list[list[tuple[str, float]]], threshold: float) -> dict[int, str]:
+    """Greedy one-to-one assignment by descending similarity above the threshold."""
+    pairs = sorted(((s, i, cid) for i, row in enumerate(scores) for cid, s in row if s > threshold),
+                   key=lambda t: (-t[0], t[1], t[2]))
+    taken_new: set[int] = set()
+    taken_old: set[str] = set()
+    out: dict[int, str] = {}
+    for _, i, cid in pairs:
+        if i in taken_new or cid in taken_old:
+            continue
+        out[i] = cid
+        taken_new.add(i)
+        taken_old.add(cid)
+    return out
+
+
+def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGraph,
+             moved_distance_m: float, report: MergeReport) -> ObjectNode:
+    o = n.obj
+    position, var, history = node.position, node.position_var, list(node.position_history)
+    if n.position is not None:
+        if position is None:
+            position, var = n.position, n.var
+            history.append((obs[0].stamp_ns, *n.position))
+        elif math.dist(position, n.position) > moved_distance_m and n.var < 0.5 and chunk.tour_id not in node.tours:
+            report.moved.append(node.id)  # seen somewhere else in a later tour: it was moved
+            position, var = n.position, n.var
+            history.append((obs[0].stamp_ns, *n.position))
+        else:
+            position, var = fuse(position, var or 0.5, n.position, n.var)
+    attributes = dict(node.attributes)
+    for k, v in o.attributes.items():
+        attributes.setdefault(k, v)
+    return replace(
+        node,
+        description=node.description or o.description,
+        attributes=attributes,
+        affordances=list(dict.fromkeys([*node.affordances, *o.affordances])),
+        labels_seen=list(dict.fromkeys([*node.labels_seen, o.label])),
+        places=list(dict.fromkeys([*node.places, *([n.place] if n.place else [])])),
+        first_seen_ns=min(node.first_seen_ns, obs[0].stamp_ns),
+        last_seen_ns=max(node.last_seen_ns, obs[-1].stamp_ns),
+        observations=[*node.observations, *obs],
+        position=position, position_var=var, position_history=history,
+        tours=list(dict.fromkeys([*node.tours, chunk.tour_id])),
+    )
