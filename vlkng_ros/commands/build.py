@@ -1,0 +1,63 @@
+"""`vlkng build`: build or extend a persistent memory from tour folders."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from ._common import add_config_args, config_from_args, print_json
+
+log = logging.getLogger("vlkng.build")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "build", help="build or extend a memory from tour folders",
+        description="Build (or extend) a persistent memory from one or more tours (tour-format v1): "
+                    "keyframes with poses, chunk graphs, the STOA-merged global graph and object "
+                    "embeddings. Re-running on the same tour changes nothing; another tour extends "
+                    "the memory (objects are associated across tours).")
+    p.add_argument("tours", nargs="+", metavar="TOUR", help="tour folder(s): bag/ + optional annotations.jsonl")
+    p.add_argument("--memory", required=True, metavar="DIR", help="memory directory (created if missing)")
+    p.add_argument("--backend", choices=["annotations", "gemini", "transformers"],
+                   help="perception backend (default: perception.backend, i.e. annotations)")
+    p.add_argument("--noise", type=float, help="annotations backend: noise scale (0 = exact annotations)")
+    p.add_argument("--seed", type=int, help="annotations backend: noise seed")
+    p.add_argument("--json", action="store_true", help="print the build reports as JSON")
+    add_config_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..core.llm.registry import make_llm
+    from ..core.memory import Memory
+    from ..core.pipeline import build_tour
+
+    cfg = config_from_args(args, **{"perception.backend": args.backend, "perception.noise": args.noise,
+                                    "perception.seed": args.seed})
+    reports = []
+    failed = 0
+    with Memory.open(args.memory, cfg) as memory:
+        llm = make_llm(cfg.llm)
+        for tour in args.tours:
+            rep = build_tour(tour, memory, cfg, progress=not args.quiet, llm=llm)
+            reports.append(rep.to_dict())
+            failed += rep.chunks_failed
+            if not args.json:
+                print(f"{rep.tour_id}: {rep.frames} frames -> {rep.keyframes} keyframes "
+                      f"({rep.frames_unreadable} unreadable, {rep.frames_without_pose} without pose), "
+                      f"{rep.chunks} chunks ({rep.chunks_merged} merged, {rep.chunks_skipped} already "
+                      f"merged, {rep.chunks_failed} failed), objects +{rep.objects_created} new / "
+                      f"{rep.objects_matched} re-identified / {rep.objects_moved} moved, "
+                      f"{rep.seconds.get('total', 0):.1f} s")
+        totals = {"objects": memory.graph.count_objects(), "relations": memory.graph.count_relations(),
+                  "keyframes": memory.graph.count_keyframes(), "tours": len(memory.graph.tours())}
+    if args.json:
+        print_json({"tours": reports, "memory": totals})
+    else:
+        print(f"memory {args.memory}: {totals['objects']} objects, {totals['relations']} relations, "
+              f"{totals['keyframes']} keyframes, {totals['tours']} tours")
+    if failed:
+        log.error("%d chunks failed perception and stay queued: run build again to retry them", failed)
+        return 3
+    return 0

@@ -1,0 +1,70 @@
+"""`vlkng stats`: what a memory holds, and association quality where annotations exist."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._common import add_config_args, config_from_args, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "stats", help="print objects, relations, keyframes, tours and association scores",
+        description="Counts of a memory, and association scores (pairwise precision/recall/F1 of "
+                    "merged identities against gt_track, fragmentation) for every tour whose "
+                    "folder (remembered at build time, or given with --tour) has annotations.jsonl.")
+    p.add_argument("memory", metavar="MEMORY", help="memory directory")
+    p.add_argument("--tour", action="append", default=[], metavar="DIR",
+                   help="tour folder to score against (default: the tours the memory was built from)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_config_args(p)
+    p.set_defaults(func=run)
+
+
+def memory_stats(memory, tour_dirs: list[str]) -> dict:
+    from ..core.metrics import association_scores, match_observations
+    from ..core.tour import Tour
+
+    graph = memory.graph
+    annotations: dict[str, dict[int, dict]] = {}
+    dirs = list(tour_dirs) or [p for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
+    for d in dirs:
+        if Path(d, "annotations.jsonl").exists():
+            tour = Tour.open(d)
+            annotations[tour.tour_id] = tour.annotations
+    objects = list(graph.iter_objects())
+    association = {"precision": None, "recall": None, "f1": None, "fragmentation": None}
+    if annotations:
+        association = association_scores(match_observations(objects, annotations))
+    multi_tour = sum(1 for o in objects if len(o.tours) > 1)
+    return {"objects": len(objects), "relations": graph.count_relations(),
+            "keyframes": graph.count_keyframes(), "tours": len(graph.tours()),
+            "tour_ids": graph.tours(), "objects_in_several_tours": multi_tour,
+            "observations": sum(len(o.observations) for o in objects),
+            "association": association, "scored_tours": sorted(annotations)}
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..core.memory import Memory
+
+    if not Path(args.memory).is_dir():
+        raise FileNotFoundError(f"no memory at {args.memory}")
+    with Memory.open(args.memory, config_from_args(args)) as memory:
+        stats = memory_stats(memory, args.tour)
+    if args.json:
+        print_json(stats)
+        return 0
+    print(f"objects:   {stats['objects']} ({stats['objects_in_several_tours']} seen in several tours)")
+    print(f"relations: {stats['relations']}")
+    print(f"keyframes: {stats['keyframes']}")
+    print(f"tours:     {stats['tours']} ({', '.join(stats['tour_ids'])})")
+    a = stats["association"]
+    if a.get("f1") is not None:
+        print(f"association vs annotations of {', '.join(stats['scored_tours'])}: "
+              f"precision {a['precision']:.3f}  recall {a['recall']:.3f}  F1 {a['f1']:.3f}  "
+              f"fragmentation {a['fragmentation']:.2f} nodes/object "
+              f"({a['physical_objects']} physical objects, {a['nodes']} nodes)")
+    else:
+        print("association: no annotations available to score against")
+    return 0

@@ -1,0 +1,75 @@
+"""Association quality of a memory against a tour's annotations (gt_track identities).
+
+Each observation an object node was merged from (stamp, bbox) is matched to the annotated object
+of that frame with the highest IoU (one-to-one per frame, IoU >= ``min_iou``). Then, over all
+pairs of matched observations: precision = pairs the memory put in one node that truly are one
+object / pairs it put in one node; recall = true same-object pairs the memory put in one node /
+all true same-object pairs; F1 of the two. Fragmentation = mean number of nodes a physical object
+was split into (1.0 is perfect). Only exported data is used, so anyone can recompute it from
+`vlkng export` output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Iterable, Mapping
+
+from .model import BBox, ObjectNode
+
+
+def iou(a: BBox | list[float], b: BBox | list[float]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def match_observations(objects: Iterable[ObjectNode], annotations: Mapping[str, Mapping[int, dict]],
+                       min_iou: float = 0.3) -> list[tuple[str, str]]:
+    """(node id, gt_track) per observation that matches an annotated object of its frame.
+    ``annotations``: tour_id -> stamp_ns -> annotation line (tour-format.md)."""
+    by_frame: dict[tuple[str, int], list[tuple[str, BBox]]] = defaultdict(list)
+    for node in objects:
+        for ob in node.observations:
+            if ob.tour_id in annotations:
+                by_frame[(ob.tour_id, ob.stamp_ns)].append((node.id, ob.bbox))
+    pairs: list[tuple[str, str]] = []
+    for (tour, stamp), dets in by_frame.items():
+        gts = [(g["gt_track"], g["bbox"]) for g in annotations[tour].get(stamp, {}).get("objects", [])]
+        cand = sorted(((iou(db, gb), di, gi) for di, (_, db) in enumerate(dets)
+                       for gi, (_, gb) in enumerate(gts)), reverse=True)
+        used_d: set[int] = set()
+        used_g: set[int] = set()
+        for score, di, gi in cand:
+            if score < min_iou:
+                break
+            if di in used_d or gi in used_g:
+                continue
+            used_d.add(di)
+            used_g.add(gi)
+            pairs.append((dets[di][0], gts[gi][0]))
+    return pairs
+
+
+def _pairs(n: int) -> int:
+    return n * (n - 1) // 2
+
+
+def association_scores(matches: list[tuple[str, str]]) -> dict[str, float | int | None]:
+    cells = Counter(matches)
+    per_node = Counter(node for node, _ in matches)
+    per_gt = Counter(gt for _, gt in matches)
+    tp = sum(_pairs(n) for n in cells.values())
+    pred = sum(_pairs(n) for n in per_node.values())
+    true = sum(_pairs(n) for n in per_gt.values())
+    precision = tp / pred if pred else 1.0
+    recall = tp / true if true else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    nodes_per_gt: dict[str, set[str]] = defaultdict(set)
+    for node, gt in cells:
+        nodes_per_gt[gt].add(node)
+    frag = sum(len(v) for v in nodes_per_gt.values()) / len(nodes_per_gt) if nodes_per_gt else None
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
+            "fragmentation": round(frag, 4) if frag is not None else None,
+            "matched_observations": len(matches), "physical_objects": len(per_gt), "nodes": len(per_node)}
