@@ -57,9 +57,11 @@ def triangulate(rays: list[Ray], prior_range_m: float = PRIOR_RANGE_M) -> tuple[
         along = float((xy - np.array(ray.origin)) @ d)
         if along < MIN_RANGE_M or along > MAX_RANGE_M:
             return _fallback(rays, prior_range_m)
-    # ~0.1 m^2 for well-spread views, ~0.6 m^2 when only the range prior pins the point down.
-    eig = float(np.linalg.eigvalsh(a + w * prior_a)[0])
-    return (float(xy[0]), float(xy[1])), 0.05 * len(rays) / max(eig, 1e-6)
+    # Perpendicular error per ray ~0.1 m (box-centre noise at a few metres); the rays' own
+    # constraint (no prior) sets how that spreads along the weakest direction. Near-parallel rays
+    # leave only the range prior: ~1 m^2.
+    eig = float(np.linalg.eigvalsh(a)[0])
+    return (float(xy[0]), float(xy[1])), min(1.0, max(0.02, 0.01 / max(eig, 1e-6)))
 
 
 def _fallback(rays: list[Ray], prior_range_m: float) -> tuple[tuple[float, float], float]:

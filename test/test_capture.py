@@ -1,0 +1,118 @@
+"""Keyframe selection, pose tagging, chunking and triangulation (pure core)."""
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from vlkng_ros.core.capture import KeyframeSelector, PoseBuffer, decode_image, encode_jpeg
+from vlkng_ros.core.chunking import Chunker, chunk_keyframes
+from vlkng_ros.core.config import CaptureConfig
+from vlkng_ros.core.geometry import Ray, ray_for, triangulate
+from vlkng_ros.core.model import CameraModel, Keyframe, Pose
+
+NS = 1_000_000_000
+
+
+def textured(seed: int, w: int = 320, h: int = 240) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    img = np.zeros((h, w, 3), np.uint8)
+    for _ in range(30):
+        x, y = int(rng.integers(0, w - 20)), int(rng.integers(0, h - 20))
+        color = tuple(int(c) for c in rng.integers(0, 255, 3))
+        cv2.rectangle(img, (x, y), (x + int(rng.integers(10, 60)), y + int(rng.integers(10, 60))), color, -1)
+    return img
+
+
+def test_pose_buffer_interpolates_and_refuses_stale():
+    buf = PoseBuffer(max_age_s=0.3)
+    buf.add(10 * NS, Pose.from_xy_yaw(0.0, 0.0, 0.0))
+    buf.add(int(10.25 * NS), Pose.from_xy_yaw(1.0, 0.0, math.pi / 2))
+    mid = buf.lookup(int(10.125 * NS))
+    assert mid is not None and mid.x == pytest.approx(0.5) and mid.yaw == pytest.approx(math.pi / 4)
+    assert buf.lookup(int(10.5 * NS)).x == pytest.approx(1.0)  # nearest, 0.25 s old
+    assert buf.lookup(11 * NS) is None  # 0.75 s from any pose: no pose, never a made-up one
+    assert buf.lookup(9 * NS) is None
+
+
+def test_pose_buffer_yaw_interpolation_takes_short_arc():
+    buf = PoseBuffer(max_age_s=1.0)
+    buf.add(0, Pose.from_xy_yaw(0, 0, math.radians(170)))
+    buf.add(NS, Pose.from_xy_yaw(0, 0, math.radians(-170)))
+    assert abs(math.degrees(buf.lookup(NS // 2).yaw)) == pytest.approx(180, abs=1e-6)
+
+
+def test_selector_rejects_blur_and_redundant_frames_and_keeps_motion():
+    cfg = CaptureConfig(min_interval_s=0.2, max_interval_s=10.0)
+    sel = KeyframeSelector(cfg)
+    sharp = textured(1)
+    assert sel.consider(0, sharp, Pose.from_xy_yaw(0, 0, 0)).keep
+    # same view, robot still: redundant
+    d = sel.consider(NS, sharp, Pose.from_xy_yaw(0, 0, 0))
+    assert not d.keep and d.reason == "redundant"
+    # too soon after the last keyframe, whatever it shows
+    assert sel.consider(NS // 10, textured(2), None).reason == "too soon"
+    # motion makes it a keyframe, but a blurred frame is rejected first
+    for i in range(6):  # establish the camera's typical sharpness
+        sel.consider((2 + i) * NS, sharp, Pose.from_xy_yaw(0, 0, 0))
+    blurred = cv2.GaussianBlur(textured(3), (31, 31), 12)
+    assert sel.consider(9 * NS, blurred, Pose.from_xy_yaw(2, 0, 0)).reason == "blurred"
+    kept = sel.consider(10 * NS, textured(3), Pose.from_xy_yaw(2, 0, 0))
+    assert kept.keep and kept.reason == "moved"
+
+
+def test_selector_keeps_new_view_without_pose_and_after_max_interval():
+    sel = KeyframeSelector(CaptureConfig(min_interval_s=0.1, max_interval_s=3.0))
+    assert sel.consider(0, textured(1), None).keep
+    assert sel.consider(NS, textured(2), None).reason == "new view"
+    assert not sel.consider(2 * NS, textured(2), None).keep
+    assert sel.consider(5 * NS, textured(2), None).reason == "max interval"
+
+
+def test_jpeg_roundtrip_and_corrupt_data():
+    img = textured(4)
+    back = decode_image(encode_jpeg(img, 95))
+    assert back.shape == img.shape and np.abs(back.astype(int) - img).mean() < 6
+    with pytest.raises(ValueError, match="corrupt"):
+        decode_image(b"\xff\xd8\xff\xe0 not really a jpeg")
+    with pytest.raises(ValueError):
+        decode_image(b"")
+
+
+def kf(i: int, tour: str = "t") -> Keyframe:
+    return Keyframe(tour, i * NS, i, 64, 48)
+
+
+def test_chunker_full_partial_and_tour_switch():
+    ch = Chunker(3)
+    assert ch.add(kf(0)) is None and ch.add(kf(1)) is None
+    assert [k.index for k in ch.add(kf(2))] == [0, 1, 2]
+    ch.add(kf(3))
+    assert [k.index for k in ch.add(kf(0, "other"))] == [3]  # a new tour closes the chunk
+    assert [k.tour_id for k in ch.flush()] == ["other"]
+    assert ch.flush() is None
+    assert [len(c) for c in chunk_keyframes([kf(i) for i in range(8)], 3)] == [3, 3, 2]
+    with pytest.raises(ValueError):
+        Chunker(0)
+
+
+def test_triangulation_recovers_a_point_from_bearings():
+    cam = CameraModel.from_hfov(640, 480, 90.0)
+    target = (3.0, 1.0)
+    rays = []
+    for x, y in [(0, 0), (0.8, -0.5), (1.5, -0.2)]:
+        yaw = math.atan2(target[1] - y, target[0] - x) + 0.2  # target off-centre in the image
+        bearing = math.atan2(target[1] - y, target[0] - x) - yaw
+        u = cam.cx - cam.fx * math.tan(bearing)
+        rays.append(ray_for(Pose.from_xy_yaw(x, y, yaw), (u - 10, 200, u + 10, 260), cam))
+    (px, py), var = triangulate(rays)
+    assert math.dist((px, py), target) < 0.15
+    assert var < 0.3
+
+
+def test_triangulation_single_view_uses_range_prior():
+    (px, py), var = triangulate([Ray((0.0, 0.0), 0.0)])
+    assert px == pytest.approx(2.5, abs=0.01) and py == pytest.approx(0.0, abs=1e-6)
+    assert var > 0.3  # one view: uncertain
+    assert triangulate([]) is None
