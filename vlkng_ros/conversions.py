@@ -1,0 +1,361 @@
+"""The one place that converts between ROS messages and vlkng's core types.
+
+Nodes and tools never build or read vlkng_msgs field by field themselves: they call these
+functions, so a message change is made here once. Needs rclpy's message packages (std_msgs,
+geometry_msgs, sensor_msgs, builtin_interfaces, vlkng_msgs) but no cv_bridge: images are decoded
+with OpenCV/numpy directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import cv2
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, PoseStamped
+from vlkng_msgs.msg import ChunkGraph as ChunkGraphMsg
+from vlkng_msgs.msg import GraphUpdate as GraphUpdateMsg
+from vlkng_msgs.msg import Keyframe as KeyframeMsg
+from vlkng_msgs.msg import Object as ObjectMsg
+from vlkng_msgs.msg import ObjectBox as ObjectBoxMsg
+from vlkng_msgs.msg import RankedFrame as RankedFrameMsg
+from vlkng_msgs.msg import Relation as RelationMsg
+
+from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame
+from .core.model import ChunkGraph, ChunkObject, ChunkRelation, Keyframe, ObjectNode, Observation, Pose
+from .core.model import Relation
+
+NS = 1_000_000_000
+MAX_FRAMES_PER_OBJECT = 64  # detections carried per object in Ask evidence (the graph has all)
+
+
+# --- time ----------------------------------------------------------------------------------
+def time_from_ns(stamp_ns: int) -> Time:
+    """Integer nanoseconds -> builtin_interfaces/Time (non-negative)."""
+    stamp_ns = int(stamp_ns)
+    if stamp_ns < 0:
+        raise ValueError(f"negative stamp {stamp_ns} cannot be a ROS time")
+    return Time(sec=stamp_ns // NS, nanosec=stamp_ns % NS)
+
+
+def ns_from_time(stamp: Any) -> int:
+    """builtin_interfaces/Time (or rclpy Time's msg) -> integer nanoseconds."""
+    return int(stamp.sec) * NS + int(stamp.nanosec)
+
+
+# --- poses ---------------------------------------------------------------------------------
+def pose_to_msg(pose: Pose, stamp_ns: int = 0) -> PoseStamped:
+    msg = PoseStamped()
+    msg.header.stamp = time_from_ns(stamp_ns)
+    msg.header.frame_id = pose.frame_id
+    p, q = msg.pose.position, msg.pose.orientation
+    p.x, p.y, p.z = float(pose.x), float(pose.y), float(pose.z)
+    q.x, q.y, q.z, q.w = float(pose.qx), float(pose.qy), float(pose.qz), float(pose.qw)
+    return msg
+
+
+def pose_from_msg(msg: Any) -> Pose:
+    """PoseStamped, PoseWithCovarianceStamped, PoseWithCovariance or Pose -> Pose."""
+    frame_id = msg.header.frame_id if hasattr(msg, "header") else "map"
+    inner = msg.pose if hasattr(msg, "pose") else msg
+    if hasattr(inner, "pose"):  # PoseWithCovariance
+        inner = inner.pose
+    p, q = inner.position, inner.orientation
+    norm = float(np.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w))
+    if not np.isfinite(norm) or norm < 1e-9:
+        raise ValueError("pose has an invalid (zero or non-finite) quaternion")
+    return Pose(float(p.x), float(p.y), float(p.z), q.x / norm, q.y / norm, q.z / norm, q.w / norm,
+                frame_id or "map")
+
+
+def optional_pose(has_pose: bool, msg: PoseStamped) -> Pose | None:
+    return pose_from_msg(msg) if has_pose else None
+
+
+# --- images --------------------------------------------------------------------------------
+_CHANNELS = {"rgb8": 3, "bgr8": 3, "mono8": 1, "rgba8": 4, "bgra8": 4, "8UC1": 1, "8UC3": 3}
+_REDUCED = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
+            8: cv2.IMREAD_REDUCED_COLOR_8}
+
+
+def image_to_rgb(msg: Any, reduce: int = 1) -> np.ndarray:
+    """sensor_msgs/CompressedImage (jpeg/png) or sensor_msgs/Image (rgb8, bgr8, mono8, rgba8,
+    bgra8) -> RGB uint8 HxWx3. ``reduce`` (1, 2, 4, 8) decodes compressed images at 1/reduce
+    size, which is several times cheaper. Raises ValueError naming what is wrong."""
+    if hasattr(msg, "format"):  # CompressedImage
+        fmt = (msg.format or "").lower()
+        if fmt and not any(k in fmt for k in ("jpeg", "jpg", "png")):
+            raise ValueError(f"unsupported CompressedImage format {msg.format!r} (jpeg or png)")
+        data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+        bgr = cv2.imdecode(data, _REDUCED.get(reduce, cv2.IMREAD_COLOR)) if data.size else None
+        if bgr is None:
+            raise ValueError(f"corrupt or truncated {fmt or 'compressed'} image ({data.size} bytes)")
+        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+    encoding = msg.encoding
+    channels = _CHANNELS.get(encoding)
+    if channels is None:
+        raise ValueError(f"unsupported image encoding {encoding!r} "
+                         f"(supported: {', '.join(sorted(_CHANNELS))})")
+    height, width, step = int(msg.height), int(msg.width), int(msg.step)
+    buf = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    if step < width * channels or buf.size < step * height or height == 0 or width == 0:
+        raise ValueError(f"{encoding} image {width}x{height} with step {step} has "
+                         f"{buf.size} bytes: inconsistent or truncated")
+    rows = buf[: step * height].reshape(height, step)[:, : width * channels]
+    img = rows.reshape(height, width, channels) if channels > 1 else rows.reshape(height, width)
+    if encoding in ("bgr8", "8UC3"):
+        img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    elif encoding == "bgra8":
+        img = cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
+    elif encoding == "rgba8":
+        img = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
+    elif channels == 1:
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+    else:
+        img = img.copy()  # the message buffer is read-only and may be reused
+    if reduce > 1:
+        img = cv2.resize(img, (max(1, width // reduce), max(1, height // reduce)),
+                         interpolation=cv2.INTER_AREA)
+    return img
+
+
+def image_stamp_ns(msg: Any) -> int:
+    return ns_from_time(msg.header.stamp)
+
+
+# --- keyframes -----------------------------------------------------------------------------
+def keyframe_to_msg(kf: Keyframe) -> KeyframeMsg:
+    msg = KeyframeMsg()
+    msg.header.stamp = time_from_ns(kf.stamp_ns)
+    msg.header.frame_id = "camera"
+    msg.tour_id = kf.tour_id
+    msg.index = int(kf.index)
+    msg.has_pose = kf.pose is not None
+    if kf.pose is not None:
+        msg.pose = pose_to_msg(kf.pose, kf.stamp_ns)
+    msg.image_ref = kf.image_ref
+    msg.width, msg.height = int(kf.width), int(kf.height)
+    msg.place = kf.place or ""
+    return msg
+
+
+def keyframe_from_msg(msg: KeyframeMsg) -> Keyframe:
+    return Keyframe(tour_id=msg.tour_id, stamp_ns=ns_from_time(msg.header.stamp),
+                    index=int(msg.index), width=int(msg.width), height=int(msg.height),
+                    pose=optional_pose(msg.has_pose, msg.pose), image_ref=msg.image_ref,
+                    place=msg.place or None)
+
+
+# --- objects and relations -----------------------------------------------------------------
+def _box_msg(tour_id: str, stamp_ns: int, bbox: Iterable[float]) -> ObjectBoxMsg:
+    box = ObjectBoxMsg()
+    box.tour_id = tour_id
+    box.stamp = time_from_ns(stamp_ns)
+    box.bbox = [float(v) for v in bbox]
+    return box
+
+
+def _set_descriptor(msg: ObjectMsg, label: str, description: str, attributes: dict[str, str],
+                    affordances: list[str]) -> None:
+    msg.label, msg.description = label, description
+    keys = sorted(attributes)
+    msg.attribute_keys = keys
+    msg.attribute_values = [str(attributes[k]) for k in keys]
+    msg.affordances = list(affordances)
+
+
+def _attributes(msg: ObjectMsg) -> dict[str, str]:
+    if len(msg.attribute_keys) != len(msg.attribute_values):
+        raise ValueError(f"object {msg.id!r}: {len(msg.attribute_keys)} attribute keys but "
+                         f"{len(msg.attribute_values)} values")
+    return dict(zip(msg.attribute_keys, msg.attribute_values))
+
+
+def _set_position(msg: ObjectMsg, position: tuple[float, float] | None) -> None:
+    msg.has_position = position is not None
+    if position is not None:
+        msg.position = Point(x=float(position[0]), y=float(position[1]), z=0.0)
+
+
+def object_node_to_msg(node: ObjectNode, max_frames: int = MAX_FRAMES_PER_OBJECT) -> ObjectMsg:
+    """A global object; ``frames`` carries its detections (the most recent ``max_frames``)."""
+    msg = ObjectMsg()
+    msg.id = node.id
+    _set_descriptor(msg, node.label, node.description, node.attributes, node.affordances)
+    msg.first_seen = time_from_ns(node.first_seen_ns)
+    msg.last_seen = time_from_ns(node.last_seen_ns)
+    observations = sorted(node.observations, key=lambda o: o.stamp_ns)[-max_frames:]
+    msg.frames = [_box_msg(o.tour_id, o.stamp_ns, o.bbox) for o in observations]
+    _set_position(msg, node.position)
+    return msg
+
+
+def object_node_from_msg(msg: ObjectMsg) -> ObjectNode:
+    observations = [Observation(b.tour_id, ns_from_time(b.stamp), tuple(float(v) for v in b.bbox),
+                                "", "") for b in msg.frames]
+    return ObjectNode(id=msg.id, label=msg.label, description=msg.description,
+                      attributes=_attributes(msg), affordances=list(msg.affordances),
+                      first_seen_ns=ns_from_time(msg.first_seen), last_seen_ns=ns_from_time(msg.last_seen),
+                      observations=observations,
+                      position=(msg.position.x, msg.position.y) if msg.has_position else None,
+                      tours=sorted({o.tour_id for o in observations if o.tour_id}))
+
+
+def relation_to_msg(subject: str, predicate: str, obj: str, stamps: Iterable[int]) -> RelationMsg:
+    return RelationMsg(subject=subject, predicate=predicate, object=obj,
+                       stamps=[time_from_ns(s) for s in stamps])
+
+
+def relation_from_msg(msg: RelationMsg, tour_id: str = "") -> Relation:
+    return Relation(msg.subject, msg.predicate, msg.object,
+                    [ns_from_time(s) for s in msg.stamps], tour_id)
+
+
+# --- chunk graphs --------------------------------------------------------------------------
+def chunk_graph_to_msg(chunk: ChunkGraph) -> ChunkGraphMsg:
+    msg = ChunkGraphMsg()
+    msg.header.stamp = time_from_ns(chunk.frames[0] if chunk.frames else 0)
+    msg.header.frame_id = "map"
+    msg.tour_id = chunk.tour_id
+    msg.chunk_index = int(chunk.chunk_index)
+    msg.chunk_id = chunk.chunk_id
+    msg.frames = [time_from_ns(s) for s in chunk.frames]
+    objects = []
+    for obj in chunk.objects:
+        o = ObjectMsg()
+        o.id = obj.local_id
+        _set_descriptor(o, obj.label, obj.description, obj.attributes, obj.affordances)
+        stamps = sorted(obj.boxes)
+        o.frames = [_box_msg("", s, obj.boxes[s]) for s in stamps]
+        if stamps:
+            o.first_seen, o.last_seen = time_from_ns(stamps[0]), time_from_ns(stamps[-1])
+        objects.append(o)
+    msg.objects = objects
+    msg.relations = [relation_to_msg(r.subject, r.predicate, r.object, r.stamps) for r in chunk.relations]
+    place_stamps = sorted(chunk.places)
+    msg.place_stamps = [time_from_ns(s) for s in place_stamps]
+    msg.place_names = [chunk.places[s] for s in place_stamps]
+    msg.warnings = list(chunk.warnings)
+    return msg
+
+
+def chunk_graph_from_msg(msg: ChunkGraphMsg) -> ChunkGraph:
+    if len(msg.place_stamps) != len(msg.place_names):
+        raise ValueError(f"chunk {msg.chunk_id}: place_stamps and place_names differ in length")
+    objects = [ChunkObject(local_id=o.id, label=o.label,
+                           boxes={ns_from_time(b.stamp): tuple(float(v) for v in b.bbox) for b in o.frames},
+                           attributes=_attributes(o), affordances=list(o.affordances),
+                           description=o.description) for o in msg.objects]
+    relations = [ChunkRelation(r.subject, r.predicate, r.object, [ns_from_time(s) for s in r.stamps])
+                 for r in msg.relations]
+    return ChunkGraph(msg.tour_id, int(msg.chunk_index), [ns_from_time(s) for s in msg.frames],
+                      objects, relations,
+                      {ns_from_time(s): n for s, n in zip(msg.place_stamps, msg.place_names)},
+                      list(msg.warnings))
+
+
+# --- graph updates -------------------------------------------------------------------------
+def graph_update_msg(report: Any, tour_id: str, now_ns: int, totals: tuple[int, int, int],
+                     seconds: float) -> GraphUpdateMsg:
+    """A GraphUpdate from a STOA MergeReport (chunk_id, skipped, created, matched)."""
+    msg = GraphUpdateMsg()
+    msg.header.stamp = time_from_ns(now_ns)
+    msg.header.frame_id = "map"
+    msg.tour_id = tour_id
+    msg.chunk_id = report.chunk_id
+    msg.skipped = bool(report.skipped)
+    msg.created_ids = list(report.created)
+    matched = dict(report.matched)
+    msg.matched_local_ids = list(matched.keys())
+    msg.matched_ids = [matched[k] for k in msg.matched_local_ids]
+    msg.total_objects, msg.total_relations, msg.total_keyframes = (int(v) for v in totals)
+    msg.merge_seconds = float(seconds)
+    return msg
+
+
+# --- /ask ----------------------------------------------------------------------------------
+def ask_request_from_msg(req: Any, default_top_k: int) -> AskRequest:
+    return AskRequest(question=req.question, options=list(req.options),
+                      top_k=int(req.top_k) if req.top_k > 0 else int(default_top_k),
+                      mode=req.mode or None)
+
+
+def ask_request_to_msg(request: AskRequest, req: Any) -> Any:
+    """Fill an Ask.Request (``req``, passed in so this module needs no srv import)."""
+    req.question = request.question
+    req.options = list(request.options)
+    req.top_k = int(request.top_k)
+    req.mode = request.mode or ""
+    return req
+
+
+def ranked_frame_to_msg(frame: RankedFrame) -> RankedFrameMsg:
+    msg = RankedFrameMsg()
+    msg.tour_id = frame.tour_id
+    msg.stamp = time_from_ns(frame.stamp_ns)
+    msg.score = float(frame.score)
+    msg.has_pose = frame.pose is not None
+    if frame.pose is not None:
+        msg.pose = pose_to_msg(frame.pose, frame.stamp_ns)
+    msg.object_ids = list(frame.object_ids)
+    return msg
+
+
+def evidence_object_to_msg(obj: EvidenceObject, max_frames: int = MAX_FRAMES_PER_OBJECT) -> ObjectMsg:
+    msg = ObjectMsg()
+    msg.id = obj.id
+    _set_descriptor(msg, obj.label, obj.description, obj.attributes, obj.affordances)
+    frames = sorted(obj.frames, key=lambda f: f[1])
+    if frames:
+        msg.first_seen, msg.last_seen = time_from_ns(frames[0][1]), time_from_ns(frames[-1][1])
+    msg.frames = [_box_msg(t, s, (0.0, 0.0, 0.0, 0.0)) for t, s in frames[-max_frames:]]
+    _set_position(msg, obj.position)
+    msg.score = float(obj.score)
+    return msg
+
+
+def ask_result_to_msg(result: AskResult, response: Any) -> Any:
+    """Fill an Ask.Response from an AskResult. The goal pose's stamp is that of the best frame."""
+    response.success = bool(result.success)
+    response.message = result.message
+    response.answer = result.answer
+    response.choice = result.choice
+    response.found = bool(result.found)
+    response.frame_stamps = [time_from_ns(f.stamp_ns) for f in result.frames]
+    response.frame_scores = [float(f.score) for f in result.frames]
+    response.frames = [ranked_frame_to_msg(f) for f in result.frames]
+    response.has_goal = result.goal is not None
+    if result.goal is not None:
+        response.goal = pose_to_msg(result.goal, result.frames[0].stamp_ns if result.frames else 0)
+    response.goal_source = result.goal_source
+    response.target_object_id = result.target_object_id
+    response.evidence_objects = [evidence_object_to_msg(o) for o in result.evidence_objects]
+    response.evidence_relations = [relation_to_msg(r.subject, r.predicate, r.object, r.stamps)
+                                   for r in result.evidence_relations]
+    response.timing_stages = list(result.timings_s)
+    response.timing_seconds = [float(v) for v in result.timings_s.values()]
+    response.token_stages = list(result.prompt_tokens)
+    response.token_counts = [int(v) for v in result.prompt_tokens.values()]
+    response.resolved_mode = result.mode
+    return response
+
+
+def ask_result_from_msg(response: Any) -> AskResult:
+    frames = [RankedFrame(f.tour_id, ns_from_time(f.stamp), float(f.score),
+                          optional_pose(f.has_pose, f.pose), list(f.object_ids))
+              for f in response.frames]
+    evidence = [EvidenceObject(o.id, o.label, o.description, _attributes(o), list(o.affordances),
+                               (o.position.x, o.position.y) if o.has_position else None,
+                               [(b.tour_id, ns_from_time(b.stamp)) for b in o.frames], float(o.score))
+                for o in response.evidence_objects]
+    relations = [EvidenceRelation(r.subject, r.predicate, r.object, [ns_from_time(s) for s in r.stamps])
+                 for r in response.evidence_relations]
+    return AskResult(success=response.success, message=response.message, answer=response.answer,
+                     choice=response.choice, found=response.found, frames=frames,
+                     goal=optional_pose(response.has_goal, response.goal),
+                     goal_source=response.goal_source, target_object_id=response.target_object_id,
+                     evidence_objects=evidence, evidence_relations=relations,
+                     timings_s=dict(zip(response.timing_stages, response.timing_seconds)),
+                     prompt_tokens=dict(zip(response.token_stages, response.token_counts)),
+                     mode=response.resolved_mode)
