@@ -1,0 +1,192 @@
+"""Answering from the budgeted subgraph: frame ranking, option scoring, goal pose, LLM answer.
+
+Offline, everything is a deterministic evidence scorer. With an LLM, one prompt built from the
+subgraph alone (at most ``max_prompt_tokens`` chars/4, enforced by dropping the least relevant
+objects) gives the answer, option and frames; its frames are validated against the candidate
+keyframes (anything else is dropped), and a malformed reply falls back to the offline scorer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from ..llm.base import LLM, LLMError, LLMUsage
+from ..model import Pose
+from .graph_retrieval import Subgraph
+from .query import ParsedQuery
+from .types import EvidenceObject, EvidenceRelation, RankedFrame
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+GOAL_STANDOFF_M = 0.5
+MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
+
+
+@dataclass
+class FrameScore:
+    tour_id: str
+    stamp_ns: int
+    score: float
+    object_ids: list[str]
+
+
+def bbox_quality(bbox: tuple[float, float, float, float], size: tuple[int, int] | None) -> float:
+    """0..1: how large and central the box is in its image (a clear view of the object)."""
+    if not size:
+        return 0.5
+    w, h = size
+    x1, y1, x2, y2 = bbox
+    area = max(0.0, (x2 - x1) * (y2 - y1)) / max(1.0, w * h)
+    cx, cy = (x1 + x2) / 2 / max(1, w), (y1 + y2) / 2 / max(1, h)
+    central = 1.0 - min(1.0, math.hypot(cx - 0.5, cy - 0.5) / 0.7071)
+    return 0.5 * min(1.0, math.sqrt(area) / 0.5) + 0.5 * central
+
+
+def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tuple[int, int] | None],
+                floor: float) -> list[FrameScore]:
+    """Score each keyframe by the fused scores of the evidence objects seen in it, weighted by
+    how well each is seen; references seen with a target add agreement; time cues reorder."""
+    acc: dict[tuple[str, int], FrameScore] = {}
+    cues = {t.cue for t in pq.time}
+    for oid in sub.ordered_ids():
+        role = sub.roles.get(oid, "context")
+        if role == "context" or sub.relevance.get(oid, 0.0) < floor:
+            continue
+        weight = sub.scores.get(oid, 0.0) * (1.0 if role == "target" else 0.35)
+        obs = sorted(sub.objects[oid].observations, key=lambda o: o.stamp_ns)
+        n = len(obs)
+        for i, ob in enumerate(obs):
+            q = bbox_quality(ob.bbox, size_of(ob.tour_id, ob.stamp_ns))
+            t = 1.0
+            if role == "target" and n > 1 and "first" in cues:
+                t = 1.0 / (1.0 + 3.0 * i / n)
+            elif role == "target" and n > 1 and "last" in cues:
+                t = 1.0 / (1.0 + 3.0 * (n - 1 - i) / n)
+            key = (ob.tour_id, ob.stamp_ns)
+            fs = acc.setdefault(key, FrameScore(ob.tour_id, ob.stamp_ns, 0.0, []))
+            fs.score += weight * (0.4 + 0.6 * q) * t
+            if oid not in fs.object_ids:
+                fs.object_ids.append(oid)
+    ranked = sorted(acc.values(), key=lambda f: (-f.score, f.stamp_ns))
+    return ranked
+
+
+def score_options(options: list[tuple[str, str]], sub: Subgraph,
+                  embed: Callable[[list[str]], np.ndarray], floor: float) -> tuple[str, dict[str, float]]:
+    """Each option's evidence: its best text similarity to an evidence object, weighted by that
+    object's score (targets count most). Returns (best letter or "", per-letter scores)."""
+    if not options or not sub.objects:
+        return "", {}
+    ids = [o for o in sub.ordered_ids() if sub.relevance.get(o, 0.0) >= floor or sub.roles.get(o) == "target"]
+    ids = ids or sub.ordered_ids()
+    texts = [sub.objects[o].text() + " " + sub.objects[o].label for o in ids]
+    vecs = embed([t for _, t in options] + texts)
+    opt_v, obj_v = vecs[: len(options)], vecs[len(options):]
+    sims = opt_v @ obj_v.T
+    weights = np.array([(1.0 if sub.roles.get(o) == "target" else 0.3) * (0.2 + sub.scores.get(o, 0.0))
+                        for o in ids])
+    scores = {letter: float(np.max(sims[i] * weights)) for i, (letter, _) in enumerate(options)}
+    best = max(scores, key=lambda k: scores[k])
+    return best, scores
+
+
+def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str) -> tuple[Pose | None, str]:
+    """Face the target from a short standoff toward where it was seen from; else the best
+    frame's pose; else none."""
+    node = sub.objects.get(target_id)
+    view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
+    view = view or next((f.pose for f in frames if f.pose), None)
+    if node is not None and node.position is not None:
+        ox, oy = node.position
+        if view is not None:
+            dx, dy = view.x - ox, view.y - oy
+            d = math.hypot(dx, dy)
+            if d > 1e-6:
+                gx, gy = ox + dx / d * min(GOAL_STANDOFF_M, d), oy + dy / d * min(GOAL_STANDOFF_M, d)
+                return Pose.from_xy_yaw(gx, gy, math.atan2(oy - gy, ox - gx)), "object_position"
+        return Pose.from_xy_yaw(ox, oy, 0.0), "object_position"
+    if view is not None:
+        return view, "frame_pose"
+    return None, ""
+
+
+def evidence(sub: Subgraph, frames_cap: int = 12) -> tuple[list[EvidenceObject], list[EvidenceRelation]]:
+    objs = []
+    for oid in sub.ordered_ids():
+        n = sub.objects[oid]
+        objs.append(EvidenceObject(n.id, n.label, n.description, dict(n.attributes), list(n.affordances),
+                                   n.position, n.frames[:frames_cap], round(sub.scores.get(oid, 0.0), 4)))
+    rels = [EvidenceRelation(r.subject, r.predicate, r.object, sorted(r.stamps)[:frames_cap])
+            for r in sub.relations]
+    return objs, rels
+
+
+def render_prompt(question: str, options: list[tuple[str, str]], sub: Subgraph,
+                  frames: list[FrameScore], max_tokens: int) -> str:
+    """The answer prompt: question, objects (best first), relations, candidate frames. Objects
+    are dropped from the end until the prompt fits the token budget (chars/4)."""
+    head = ("You answer a question about what a robot saw, using ONLY this knowledge graph.\n"
+            f"Question: {question}\n")
+    if options:
+        head += "Options: " + " | ".join(f"{k}. {t}" for k, t in options) + "\n"
+    tail = ("Reply JSON: answer (short text), choice (option letter or empty), frames (candidate "
+            "frame stamps, most relevant first), target (object id or empty).\n")
+    ids = sub.ordered_ids()
+    while True:
+        keep = set(ids)
+        lines = ["Objects:"]
+        for oid in ids:
+            n = sub.objects[oid]
+            attrs = ", ".join(f"{k}={v}" for k, v in sorted(n.attributes.items()))
+            pos = f" at ({n.position[0]:.1f},{n.position[1]:.1f})" if n.position else ""
+            seen = ",".join(str(s) for _, s in n.frames[:MAX_FRAMES_PER_OBJECT_IN_PROMPT])
+            lines.append(f"- {oid}: {n.label} [{attrs}] {n.description}{pos}; seen {seen}")
+        lines.append("Relations:")
+        lines += [f"- {r.subject} {r.predicate} {r.object}" for r in sub.relations
+                  if r.subject in keep and r.object in keep]
+        cand = [f.stamp_ns for f in frames if any(o in keep for o in f.object_ids)][:20]
+        lines.append("Candidate frames: " + ",".join(str(s) for s in cand))
+        prompt = head + "\n".join(lines) + "\n" + tail
+        if len(prompt) // 4 <= max_tokens or not ids:
+            return prompt[: max_tokens * 4]
+        ids = ids[:-1]
+
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}, "choice": {"type": "string"},
+                   "frames": {"type": "array", "items": {"type": "string"}},
+                   "target": {"type": "string"}},
+    "required": ["answer", "frames"],
+}
+
+
+def llm_answer(llm: LLM, prompt: str, options: list[tuple[str, str]], candidates: dict[int, FrameScore],
+               sub: Subgraph, usage: LLMUsage) -> tuple[str, str, list[FrameScore], str, str]:
+    """(answer, choice, frames, target id, note). Raises LLMError when the reply is unusable."""
+    out = llm.generate_json(prompt, ANSWER_SCHEMA, usage=usage)
+    if not isinstance(out, dict) or not isinstance(out.get("answer"), str) or not isinstance(out.get("frames"), list):
+        raise LLMError("answer is not an object with 'answer' and 'frames'")
+    letters = {k for k, _ in options}
+    choice = str(out.get("choice") or "").strip().upper()[:1]
+    if options and choice not in letters:
+        raise LLMError(f"choice {choice!r} is not one of the options")
+    frames, dropped = [], 0
+    for i, s in enumerate(out["frames"]):
+        try:
+            stamp = int(str(s).strip())
+        except ValueError:
+            dropped += 1
+            continue
+        if stamp in candidates and all(f.stamp_ns != stamp for f in frames):
+            frames.append(FrameScore(candidates[stamp].tour_id, stamp, 1.0 / (1 + i), candidates[stamp].object_ids))
+        else:
+            dropped += 1
+    target = str(out.get("target") or "")
+    note = f"dropped {dropped} frame(s) the LLM named that are not candidate keyframes" if dropped else ""
+    return out["answer"].strip(), choice, frames, target if target in sub.objects else "", note

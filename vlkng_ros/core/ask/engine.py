@@ -1,0 +1,157 @@
+"""AskEngine: question -> answer, ranked keyframes, goal pose and evidence, in any retrieval mode.
+
+Thread-safe for reads: the engine keeps only caches (label vectors, image sizes, baseline
+corpora) that are safe to rebuild, and never writes to the memory, so the /ask service can call
+it while ingest writes through ``memory.write_lock``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from ..config import VlkngConfig
+from ..llm.base import LLM, LLMError, LLMUsage
+from ..memory import Memory
+from .answer import (FrameScore, evidence, goal_pose, llm_answer, rank_frames, render_prompt,
+                     score_options)
+from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
+from .ger import Retriever
+from .graph_retrieval import Subgraph, relevance_floor
+from .query import ParsedQuery, decompose, parse_options, validate_question
+from .types import AskRequest, AskResult, RankedFrame
+
+log = logging.getLogger("vlkng.ask")
+MODES = ("ger", "gr", "full", "cwgr", "lexical")
+
+
+class AskEngine:
+    def __init__(self, memory: Memory, cfg: VlkngConfig, llm: LLM | None = None) -> None:
+        self.memory = memory
+        self.cfg = cfg
+        self.llm = llm
+        self._retrievers = {"ger": Retriever(memory, cfg.ask, True), "gr": Retriever(memory, cfg.ask, False)}
+        self._sizes: dict[str, tuple[int, int] | None] = {}
+        self._corpora: dict[str, tuple[int, Corpus]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------------------
+    def ask(self, req: AskRequest) -> AskResult:
+        mode = (req.mode or self.cfg.ask.mode or "ger").lower()
+        question, error = validate_question(req.question)
+        if error:
+            return AskResult(False, error, mode=mode)
+        if mode not in MODES:
+            return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
+        top_k = max(1, min(int(req.top_k or self.cfg.ask.top_k), 50))
+        try:
+            return self._ask(question, parse_options(req.options), top_k, mode)
+        except LLMError as e:  # pragma: no cover - every LLM call below is caught
+            return AskResult(False, f"LLM failed: {e}", mode=mode)
+
+    def _ask(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str) -> AskResult:
+        timings: dict[str, float] = {}
+        tokens: dict[str, int] = {}
+        notes: list[str] = []
+        t0 = time.perf_counter()
+        usage = LLMUsage()
+        pq, note = decompose(question, self.llm, usage)
+        if note:
+            notes.append(note)
+        tokens["decompose"] = usage.prompt_tokens
+        timings["decompose"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        sub, full_tokens = self._retrieve(pq, mode)
+        timings["retrieve"] = time.perf_counter() - t0
+        if full_tokens is not None:
+            tokens["full_graph"] = full_tokens
+
+        t0 = time.perf_counter()
+        floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
+        targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
+        found = bool(targets)
+        scored = rank_frames(sub, pq, self._image_size, floor) if found else []
+        choice, _ = score_options(options, sub, self.memory.text_embedder.embed_texts, floor)
+        target_id = targets[0] if targets else ""
+        prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
+        tokens["answer"] = len(prompt) // 4
+        answer = self._offline_answer(pq, sub, target_id, found)
+        if self.llm is not None:
+            a_usage = LLMUsage()
+            try:
+                cand = {f.stamp_ns: f for f in scored}
+                answer, choice, llm_frames, llm_target, note = llm_answer(self.llm, prompt, options, cand, sub, a_usage)
+                scored = llm_frames + [f for f in scored if f.stamp_ns not in {g.stamp_ns for g in llm_frames}]
+                target_id = llm_target or target_id
+                found = found or bool(llm_frames)
+                if note:
+                    notes.append(note)
+            except LLMError as e:
+                notes.append(f"LLM answer unusable ({e}); used the offline evidence scorer")
+            tokens["answer"] = max(tokens["answer"], a_usage.prompt_tokens)
+        frames = self._with_poses(scored, top_k) if found else []
+        goal, goal_source = goal_pose(self.memory, sub, frames, target_id) if found else (None, "")
+        timings["answer"] = time.perf_counter() - t0
+        objs, rels = evidence(sub)
+        if not found:
+            notes.insert(0, f"nothing matching '{pq.search_text()}' was seen")
+        return AskResult(True, "; ".join(notes) or "ok", answer=answer, choice=choice if options else "",
+                         found=found, frames=frames, goal=goal, goal_source=goal_source,
+                         target_object_id=target_id if found else "", evidence_objects=objs,
+                         evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode)
+
+    # ------------------------------------------------------------------------------------------
+    def _retrieve(self, pq: ParsedQuery, mode: str) -> tuple[Subgraph, int | None]:
+        if mode in self._retrievers:
+            return self._retrievers[mode].retrieve(pq), None
+        corpus = self._corpus(mode)
+        if mode == "lexical":
+            return lexical_scan(corpus, pq, self.cfg.ask.max_nodes), None
+        return embedding_scan(corpus, pq, self.cfg.ask.max_nodes), corpus.prompt_chars() // 4
+
+    def _corpus(self, mode: str) -> Corpus:
+        """Baseline corpora are cached until the graph changes (object/chunk count)."""
+        version = self.memory.graph.count_objects() + 7919 * len(self.memory.graph.merged_chunks())
+        with self._lock:
+            hit = self._corpora.get(mode)
+            if hit and hit[0] == version:
+                return hit[1]
+            corpus = (chunk_corpus(self.memory, self.memory.graph.tours()) if mode == "cwgr"
+                      else full_corpus(self.memory))
+            self._corpora[mode] = (version, corpus)
+            return corpus
+
+    def _image_size(self, tour_id: str, stamp_ns: int) -> tuple[int, int] | None:
+        """Image size of a tour (constant within a tour), looked up once from a keyframe."""
+        if self._sizes.get(tour_id) is None:
+            kf = self.memory.graph.get_keyframe(tour_id, stamp_ns)
+            self._sizes[tour_id] = (kf.width, kf.height) if kf else None
+        return self._sizes[tour_id]
+
+    def _with_poses(self, scored: list[FrameScore], top_k: int) -> list[RankedFrame]:
+        """Top-k frames that exist as keyframes in the memory, with their poses."""
+        out: list[RankedFrame] = []
+        for f in scored:
+            kf = self.memory.graph.get_keyframe(f.tour_id, f.stamp_ns)
+            if kf is None:
+                continue
+            if f.tour_id not in self._sizes or self._sizes[f.tour_id] is None:
+                self._sizes[f.tour_id] = (kf.width, kf.height)
+            out.append(RankedFrame(f.tour_id, f.stamp_ns, round(float(f.score), 5), kf.pose, list(f.object_ids)))
+            if len(out) >= top_k:
+                break
+        return out
+
+    @staticmethod
+    def _offline_answer(pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool) -> str:
+        if not found:
+            return f"I have not seen anything matching '{pq.search_text()}'."
+        node = sub.objects[target_id]
+        attrs = " ".join(v for _, v in sorted(node.attributes.items()) if v)
+        where = f" in the {node.places[0]}" if node.places else ""
+        pos = f" at about ({node.position[0]:.1f}, {node.position[1]:.1f}) m" if node.position else ""
+        rel = next((f"{sub.objects[r.subject].label} {r.predicate} {sub.objects[r.object].label}"
+                    for r in sub.relations if target_id in (r.subject, r.object)), "")
+        return (f"I saw a {attrs + ' ' if attrs else ''}{node.label}{where}{pos}"
+                + (f" ({rel})" if rel else "") + f", in {len(node.frames)} keyframe(s).")

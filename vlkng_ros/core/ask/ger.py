@@ -1,0 +1,137 @@
+"""Graph-Enhanced Retrieval (GER): graph retrieval fused with text->object embedding search.
+
+Why reciprocal rank fusion: the signals have incomparable scales (label similarity with an
+attribute bonus, text-embedding cosine over object descriptions, SigLIP image-text cosine whose
+values sit around 0.1). RRF uses ranks only, so no per-signal calibration is needed, one strong
+signal cannot drown the others, and an object found by several signals rises (Cormack et al.
+2009). ``cfg.ask.rrf_k`` (60) damps the advantage of the very first ranks. The raw similarity is
+kept next to the fused rank: it decides "relevant at all" (the relevance floor), which ranks
+cannot.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..model import ObjectNode
+from .graph_retrieval import (LABEL_LOOKUP_LIMIT, LabelIndex, Ranked, Subgraph, attribute_agreement,
+                              expand, label_ranking, relevance_floor)
+from .query import ParsedQuery
+
+if TYPE_CHECKING:
+    from ..config import AskConfig
+    from ..memory import Memory
+
+TARGETS_MAX = 8
+REFS_MAX = 4
+
+
+def rrf(rankings: list[Ranked], k: int) -> Ranked:
+    """Reciprocal rank fusion; the fused relevance of an object is its best raw relevance."""
+    fused: dict[str, float] = {}
+    rel: dict[str, float] = {}
+    for r in rankings:
+        for rank, oid in enumerate(r.order):
+            fused[oid] = fused.get(oid, 0.0) + 1.0 / (k + rank + 1)
+            rel[oid] = max(rel.get(oid, 0.0), r.relevance[oid])
+    order = sorted(fused, key=lambda o: (-fused[o], -rel[o], o))
+    out = Ranked(order, rel)
+    out.fused = fused  # type: ignore[attr-defined]
+    return out
+
+
+def vector_ranking(memory: "Memory", collection: str | None, vec: np.ndarray, k: int) -> Ranked:
+    """Objects by their best per-chunk embedding similarity (top-k search, no scan)."""
+    ranked = Ranked()
+    if not collection:
+        return ranked
+    for hit in memory.vectors.search(collection, vec, k):
+        oid = hit.payload.get("object_id")
+        if oid:
+            ranked.add(str(oid), float(hit.score))
+    return ranked.sorted()
+
+
+class Retriever:
+    """GR (use_vectors=False) or GER (use_vectors=True) over one memory."""
+
+    def __init__(self, memory: "Memory", cfg: "AskConfig", use_vectors: bool) -> None:
+        self.memory = memory
+        self.cfg = cfg
+        self.use_vectors = use_vectors
+        self.labels = LabelIndex(memory)
+
+    def entity_ranking(self, phrase: str, pq: ParsedQuery, with_attrs: bool) -> tuple[Ranked, dict[str, ObjectNode]]:
+        text = " ".join(dict.fromkeys(pq.attributes + [phrase])) if with_attrs else phrase
+        vec = self.labels.embed([text])[0]
+        labels = self.labels.similar_labels(phrase, self.labels.embed([phrase])[0] if with_attrs else vec,
+                                            self.cfg.vector_k)
+        lab_rank, nodes = label_ranking(self.memory, labels, pq if with_attrs else ParsedQuery(text=""),
+                                        LABEL_LOOKUP_LIMIT)
+        rankings = [lab_rank]
+        if self.use_vectors:
+            rankings.append(vector_ranking(self.memory, self.memory.text_collection, vec,
+                                           self.cfg.vector_k))
+            img = self.memory.image_embedder
+            if img is not None:
+                rankings.append(vector_ranking(self.memory, self.memory.image_collection,
+                                               img.embed_texts([text])[0], self.cfg.vector_k))
+        fused = rrf(rankings, self.cfg.rrf_k)
+        missing = [o for o in fused.order if o not in nodes]
+        if missing:
+            nodes.update({n.id: n for n in self.memory.graph.get_objects(missing)})
+        fused.order = [o for o in fused.order if o in nodes]
+        return fused, nodes
+
+    def retrieve(self, pq: ParsedQuery) -> Subgraph:
+        sub = Subgraph()
+        refs: dict[str, float] = {}  # ref object id -> score
+        ref_pred: dict[str, str] = {}
+        for cue in pq.relations:
+            ranked, nodes = self.entity_ranking(cue.ref, pq, with_attrs=False)
+            floor = relevance_floor(self.memory.text_embedder.name)
+            relevant = [o for o in ranked.order if ranked.relevance[o] >= floor]
+            for rank, oid in enumerate(relevant[:REFS_MAX]):
+                score = ranked.relevance[oid] / (1 + 0.5 * rank)
+                if score > refs.get(oid, 0.0):
+                    refs[oid], ref_pred[oid] = score, cue.predicate
+                    sub.objects[oid], sub.relevance[oid], sub.roles[oid] = nodes[oid], ranked.relevance[oid], "reference"
+        rels = self.memory.graph.relations_of(list(refs), limit=self.cfg.max_edges * 4) if refs else []
+        targets: dict[str, float] = {}
+        if pq.target:
+            ranked, nodes = self.entity_ranking(pq.target, pq, with_attrs=True)
+            fused = getattr(ranked, "fused", {})
+            top = ranked.order[:TARGETS_MAX]
+            best = max((fused.get(o, 0.0) for o in top), default=1.0) or 1.0
+            for oid in top:
+                agree = sum(1 for r in rels if oid in (r.subject, r.object)
+                            and (r.object if r.subject == oid else r.subject) in refs
+                            and r.predicate == ref_pred.get(r.object if r.subject == oid else r.subject))
+                near = sum(1 for r in rels if oid in (r.subject, r.object))
+                targets[oid] = (fused.get(oid, 0.0) / best) * (1 + 0.5 * min(agree, 2) + 0.1 * min(near, 2)
+                                                              + 0.3 * attribute_agreement(nodes[oid], pq))
+                sub.objects[oid], sub.relevance[oid] = nodes[oid], ranked.relevance[oid]
+        elif refs:
+            # "what was on the counter?": the answer is what stands in that relation to the refs
+            for r in rels:
+                for ref, other, is_subject in ((r.object, r.subject, True), (r.subject, r.object, False)):
+                    if ref in refs and other not in refs:
+                        pred_ok = r.predicate == ref_pred.get(ref)
+                        s = refs[ref] * (1.0 if pred_ok else 0.4) * (1.0 if is_subject else 0.7)
+                        targets[other] = targets.get(other, 0.0) + s
+            if targets:
+                for node in self.memory.graph.get_objects(sorted(targets, key=lambda o: -targets[o])[:TARGETS_MAX]):
+                    sub.objects[node.id] = node
+                    sub.relevance[node.id] = max(refs.values())
+                targets = {o: s for o, s in targets.items() if o in sub.objects}
+        top_t = max(targets.values(), default=1.0) or 1.0
+        for oid, s in targets.items():
+            sub.scores[oid], sub.roles[oid] = s / top_t, "target"
+        for oid, s in refs.items():
+            if sub.roles.get(oid) == "reference":
+                sub.scores[oid] = 0.5 * s
+        sub.relations = [r for r in rels if r.subject in sub.objects and r.object in sub.objects]
+        expand(self.memory, sub, self.cfg)
+        return sub

@@ -1,0 +1,247 @@
+"""Query understanding: what the question is about (target), what it is related to, and when.
+
+Offline parsing uses small CLOSED-class word lists only (function words, relation predicates,
+time cues, colours/materials/sizes, room words). Open-class meaning (synonyms, paraphrases,
+affordances: "cup" ~ "mug", "something to boil water with" ~ kettle) is never a word list: the
+extracted phrases are matched to the memory through text embeddings downstream.
+With an LLM configured, one decomposition call (JSON schema) replaces the parse; on LLMError the
+offline parse is used and the caller says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..llm.base import LLM, LLMError, LLMUsage
+
+MAX_QUESTION_CHARS = 2000
+
+# Relation predicates, longest first so "next to" wins over "to" and "on top of" over "on".
+RELATION_PREDICATES = [
+    "on top of", "in front of", "next to", "close to", "to the left of", "to the right of",
+    "left of", "right of", "underneath", "beneath", "behind", "beside", "near", "under",
+    "above", "below", "inside", "against", "by", "on", "in", "at",
+]
+PREDICATE_CANON = {"on top of": "on", "beneath": "under", "underneath": "under", "below": "under",
+                   "beside": "next to", "by": "next to", "close to": "near", "inside": "in"}
+TIME_CUES = {
+    "first": "first", "earliest": "first", "initially": "first", "beginning": "first",
+    "last": "last", "latest": "last", "finally": "last", "recently": "last", "end": "last",
+    "after": "after", "before": "before", "when": "when", "while": "when", "during": "when",
+    "leaving": "after", "left": "after", "entering": "when", "passing": "when",
+}
+COLORS = {"red", "green", "blue", "yellow", "orange", "purple", "pink", "brown", "black", "white",
+          "gray", "grey", "silver", "gold", "beige", "teal", "cyan", "magenta"}
+MATERIALS = {"wooden", "wood", "metal", "metallic", "steel", "plastic", "glass", "ceramic",
+             "fabric", "leather", "paper", "stone", "concrete", "cardboard", "marble", "rubber"}
+SIZES = {"small", "large", "big", "tiny", "huge", "tall", "short", "medium", "little"}
+PLACES = {"kitchen", "office", "lobby", "corridor", "hallway", "hall", "bedroom", "bathroom",
+          "living room", "dining room", "garage", "lab", "meeting room", "store", "shop",
+          "entrance", "reception", "cafeteria", "storage", "room"}
+FUNCTION_WORDS = set("""
+a an the this that these those there here it its is are was were be been being am do did does
+done i me my we our you your he she they them their what which who whom whose where when why how
+see saw seen find found look looked show shown notice noticed pass passed go went going get got
+can could would should will shall may might must have has had of to for from with without into
+onto upon about as and or but not no any some something anything thing things object objects
+place spot one ones kind sort type near just only also very really please tell me us robot
+way while during then than so if else
+""".split())
+WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)
+
+
+@dataclass
+class TimeCue:
+    cue: str  # first | last | after | before | when
+    ref: str = ""  # the event/object it is relative to ("the kitchen", "the sofa"), if any
+
+
+@dataclass
+class RelationCue:
+    predicate: str  # canonical predicate ("on", "next to", ...)
+    ref: str  # the related entity phrase
+
+
+@dataclass
+class ParsedQuery:
+    text: str
+    target: str = ""  # phrase naming what is asked about ("" for "what was on the counter?")
+    entities: list[str] = field(default_factory=list)  # every entity phrase, target first
+    attributes: list[str] = field(default_factory=list)  # colour/material/size words of the target
+    relations: list[RelationCue] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+    time: list[TimeCue] = field(default_factory=list)
+    source: str = "offline"  # offline | llm
+
+    def search_text(self) -> str:
+        """What the embedding search looks for: the target with its attributes, else the
+        whole question without function words (keeps paraphrases like 'boil water with')."""
+        if self.target:
+            return " ".join(dict.fromkeys(self.attributes + [self.target]))
+        return content_text(self.text) or self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def words(text: str) -> list[str]:
+    return WORD_RE.findall(text.lower())
+
+
+def content_text(text: str) -> str:
+    return " ".join(w for w in words(text) if w not in FUNCTION_WORDS and w not in TIME_CUES)
+
+
+def singular(word: str) -> str:
+    """Crude English singular for label lookup (closed rule set, not a synonym list)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def validate_question(question: Any) -> tuple[str, str]:
+    """(cleaned question, error message or ""). Over-long questions are an error, not truncated:
+    a silently truncated question could drop the part that matters."""
+    if not isinstance(question, str):
+        return "", "question must be a string"
+    q = " ".join(question.split())
+    if not q:
+        return "", "empty question: ask about something the robot may have seen"
+    if len(q) > MAX_QUESTION_CHARS:
+        return "", (f"question too long ({len(q)} characters; the limit is {MAX_QUESTION_CHARS}): "
+                    "ask one short question")
+    return q, ""
+
+
+def parse_options(options: list[str]) -> list[tuple[str, str]]:
+    """'A. a laptop' -> ('A', 'a laptop'); unlabelled options get letters by position."""
+    parsed: list[tuple[str, str]] = []
+    for i, opt in enumerate(options or []):
+        m = OPTION_RE.match(str(opt))
+        if m and m.group(2).strip():
+            parsed.append((m.group(1).upper(), m.group(2).strip()))
+        elif str(opt).strip():
+            parsed.append((chr(ord("A") + i), str(opt).strip()))
+    return parsed
+
+
+def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
+    """Content words of a span -> (entity phrase, attribute words, place words)."""
+    attrs = [t for t in tokens if t in COLORS or t in MATERIALS or t in SIZES]
+    places = [t for t in tokens if t in PLACES]
+    keep = [t for t in tokens if t not in FUNCTION_WORDS and t not in TIME_CUES
+            and t not in attrs and not t.isdigit()]
+    return " ".join(keep), attrs, places
+
+
+def parse_offline(question: str) -> ParsedQuery:
+    toks = words(question)
+    pq = ParsedQuery(text=question)
+    text = " ".join(toks)
+    # two-word place names first
+    for place in PLACES:
+        if " " in place and place in text:
+            pq.places.append(place)
+    # split into segments at relation predicates and time cues
+    segments: list[tuple[str, list[str]]] = [("head", [])]
+    i = 0
+    while i < len(toks):
+        matched = None
+        for pred in RELATION_PREDICATES:
+            n = len(pred.split())
+            if toks[i:i + n] == pred.split():
+                matched = pred
+                break
+        if matched:
+            segments.append(("rel:" + PREDICATE_CANON.get(matched, matched), []))
+            i += len(matched.split())
+            continue
+        if toks[i] in TIME_CUES:
+            segments.append(("time:" + TIME_CUES[toks[i]], []))
+            i += 1
+            continue
+        segments[-1][1].append(toks[i])
+        i += 1
+    for kind, span in segments:
+        phrase, attrs, places = _phrase(span)
+        pq.places.extend(p for p in places if p not in pq.places)
+        if kind == "head":
+            if phrase:
+                pq.target, pq.attributes = phrase, attrs
+        elif kind.startswith("rel:"):
+            pred = kind[4:]
+            if phrase and phrase not in PLACES:
+                pq.relations.append(RelationCue(pred, phrase))
+            elif not phrase and not pq.target and not attrs:
+                continue
+        else:
+            pq.time.append(TimeCue(kind[5:], phrase))
+    # "something to boil water with": the verb phrase is the target description
+    if not pq.target and not pq.relations:
+        pq.target = content_text(question)
+    # "where did I see a mug on the table": if head had no entity, the first relation ref
+    # remains a reference, and the answer is whatever stands in that relation to it.
+    pq.entities = [e for e in [pq.target] + [r.ref for r in pq.relations] + [t.ref for t in pq.time]
+                   if e]
+    pq.entities = list(dict.fromkeys(pq.entities))
+    return pq
+
+
+DECOMPOSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "target": {"type": "string"},
+        "attributes": {"type": "array", "items": {"type": "string"}},
+        "relations": {"type": "array", "items": {
+            "type": "object", "properties": {"predicate": {"type": "string"},
+                                             "ref": {"type": "string"}},
+            "required": ["predicate", "ref"]}},
+        "places": {"type": "array", "items": {"type": "string"}},
+        "time": {"type": "array", "items": {
+            "type": "object", "properties": {"cue": {"type": "string",
+                                                     "enum": ["first", "last", "after", "before",
+                                                              "when"]},
+                                             "ref": {"type": "string"}},
+            "required": ["cue"]}},
+    },
+    "required": ["target"],
+}
+
+DECOMPOSE_PROMPT = """You decompose a question a person asks a robot about what it saw on a tour.
+Return JSON: target = short noun phrase of the thing asked about (empty if the question asks
+"what" is somewhere); attributes = its colour/material/size words; relations = spatial relations
+of the target to other things (predicate like "on", "next to", "under", "in"; ref = the other
+thing); places = kinds of room mentioned; time = time cues (first/last/after/before/when, with the
+event or thing they refer to).
+Question: """
+
+
+def decompose(question: str, llm: LLM | None, usage: LLMUsage | None = None) -> tuple[ParsedQuery, str]:
+    """(parsed query, note). With an LLM: one call; on LLMError or a useless reply, the offline
+    parse and a note saying so."""
+    if llm is None:
+        return parse_offline(question), ""
+    try:
+        out = llm.generate_json(DECOMPOSE_PROMPT + question, DECOMPOSE_SCHEMA, usage=usage)
+        pq = ParsedQuery(text=question, source="llm")
+        pq.target = str(out.get("target", "")).strip().lower()
+        pq.attributes = [str(a).lower() for a in out.get("attributes", []) if str(a).strip()]
+        pq.relations = [RelationCue(PREDICATE_CANON.get(str(r["predicate"]).lower(),
+                                                        str(r["predicate"]).lower()),
+                                    str(r["ref"]).lower())
+                        for r in out.get("relations", []) if str(r.get("ref", "")).strip()]
+        pq.places = [str(p).lower() for p in out.get("places", []) if str(p).strip()]
+        pq.time = [TimeCue(str(t["cue"]), str(t.get("ref", "")).lower()) for t in out.get("time", [])]
+        if not pq.target and not pq.relations:
+            raise LLMError("decomposition named neither a target nor a relation")
+        pq.entities = list(dict.fromkeys(e for e in [pq.target] + [r.ref for r in pq.relations] if e))
+        return pq, ""
+    except (LLMError, KeyError, TypeError, AttributeError, ValueError) as e:
+        return parse_offline(question), f"LLM query decomposition failed ({e}); used the offline parser"
