@@ -1,0 +1,133 @@
+"""AskEngine on tiny real memories (sqlite + qdrant local + MiniLM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_ask_support import KITCHEN, KITCHEN_RELS, T0, add_objects, make_memory
+from vlkng_ros.core.ask.engine import AskEngine
+from vlkng_ros.core.ask.types import AskRequest
+from vlkng_ros.core.llm.base import LLM, LLMError
+
+SEC = 1_000_000_000
+
+
+@pytest.fixture(scope="module")
+def kitchen(tmp_path_factory):
+    mem = make_memory(tmp_path_factory.mktemp("kitchen"))
+    add_objects(mem, KITCHEN, KITCHEN_RELS)
+    yield mem
+    mem.close()
+
+
+def seconds(res):
+    return [(f.stamp_ns - T0) // SEC for f in res.frames]
+
+
+@pytest.mark.parametrize("question,target,seen", [
+    ("Where did I see a cup?", "o-mug", {10, 11, 12}),                       # synonym
+    ("Where did I see something to boil water with?", "o-kettle", {11, 12, 13}),  # affordance
+    ("where was the couch I could sit on", "o-sofa", {30, 31, 32}),        # paraphrase
+])
+def test_synonyms_paraphrases_affordances_find_the_object(kitchen, question, target, seen):
+    res = AskEngine(kitchen, kitchen.cfg).ask(AskRequest(question))
+    assert res.success and res.found
+    assert res.target_object_id == target
+    assert set(seconds(res)[:3]) <= seen
+    assert res.goal is not None and res.goal_source == "object_position"
+    node = kitchen.graph.get_objects([target])[0]
+    assert abs(res.goal.x - node.position[0]) + abs(res.goal.y - node.position[1]) < 1.0
+    assert res.frames[0].pose is not None
+
+
+def test_relation_question_picks_option_and_frames(kitchen):
+    res = AskEngine(kitchen, kitchen.cfg).ask(AskRequest(
+        "What was on the counter next to the kettle?", ["A. a laptop", "B. a red mug", "C. a plant", "D. a chair"]))
+    assert res.choice == "B" and res.target_object_id == "o-mug"
+    assert seconds(res)[0] in {10, 11, 12}
+    assert {r.predicate for r in res.evidence_relations} >= {"on", "next to"}
+
+
+def test_never_seen_object_says_so_without_frames_or_goal(kitchen):
+    res = AskEngine(kitchen, kitchen.cfg).ask(AskRequest("Where did I see a giraffe?"))
+    assert res.success and not res.found
+    assert res.frames == [] and res.goal is None
+    assert "not seen" in res.answer and "giraffe" in res.message
+
+
+@pytest.mark.parametrize("question", ["", "   \n ", "x" * 10_000])
+def test_empty_and_huge_questions_are_clear_errors(kitchen, question):
+    res = AskEngine(kitchen, kitchen.cfg).ask(AskRequest(question))
+    assert not res.success and res.frames == []
+    assert ("empty" in res.message) or ("too long" in res.message and "2000" in res.message)
+
+
+def test_cypher_and_quotes_are_plain_text(kitchen):
+    before = (kitchen.graph.count_objects(), kitchen.graph.count_relations())
+    for q in ['MATCH (n) DETACH DELETE n', "mug' OR 1=1; DROP TABLE objects; --",
+              'the "red" mug}) RETURN n //', "'; MATCH (o:Object) SET o.label = 'pwned"]:
+        res = AskEngine(kitchen, kitchen.cfg).ask(AskRequest(q))
+        assert res.success
+    assert (kitchen.graph.count_objects(), kitchen.graph.count_relations()) == before
+    assert all(o.label != "pwned" for o in kitchen.graph.get_objects(["o-mug", "o-kettle"]))
+    res = AskEngine(kitchen, kitchen.cfg).ask(AskRequest('the "red" mug}) RETURN n //'))
+    assert res.target_object_id == "o-mug"
+
+
+class GarbageLLM(LLM):
+    """Decomposes fine, but answers with frames that do not exist, then with junk."""
+
+    name = "fake"
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.calls = 0
+
+    def generate_json(self, prompt, schema, images=(), usage=None):
+        self.calls += 1
+        if usage is not None:
+            usage.prompt_chars += len(prompt)
+        if "decompose" in prompt:
+            return {"target": "mug", "attributes": ["red"], "relations": []}
+        if self.mode == "junk":
+            raise LLMError("model output is not valid JSON: '{\"answer\": \"the mu'")
+        if self.mode == "wrong-choice":
+            return {"answer": "Z", "choice": "Z", "frames": []}
+        return {"answer": "the red mug on the counter", "choice": "", "target": "o-mug",
+                "frames": [str(T0 + 99 * SEC), str(T0 + 11 * SEC), "not-a-stamp"]}
+
+
+@pytest.mark.parametrize("mode", ["junk", "wrong-choice"])
+def test_malformed_llm_answer_falls_back_and_says_so(kitchen, mode):
+    llm = GarbageLLM(mode)
+    opts = ["A. a laptop", "B. a red mug"] if mode == "wrong-choice" else []
+    res = AskEngine(kitchen, kitchen.cfg, llm).ask(AskRequest("Where did I see the red mug?", opts))
+    assert res.success and res.found and llm.calls == 2
+    assert "offline evidence scorer" in res.message
+    assert res.target_object_id == "o-mug" and seconds(res)[0] in {10, 11, 12}
+
+
+def test_llm_frames_not_in_memory_are_dropped(kitchen):
+    res = AskEngine(kitchen, kitchen.cfg, GarbageLLM("ok")).ask(AskRequest("Where did I see the red mug?"))
+    assert res.answer == "the red mug on the counter"
+    assert seconds(res)[0] == 11 and 99 not in seconds(res)
+    assert "dropped 2 frame" in res.message
+    assert res.prompt_tokens["answer"] <= kitchen.cfg.ask.max_prompt_tokens
+
+
+def test_ger_finds_what_only_embeddings_can(tmp_path):
+    """Label text says 'appliance'; only the description says kettle: GR misses, GER finds it."""
+    mem = make_memory(tmp_path)
+    specs = [{"id": "o-app", "label": "appliance", "description": "a steel electric kettle for boiling water",
+              "position": (1.0, 1.0), "seen": [5, 6]},
+             {"id": "o-chair", "label": "chair", "description": "a wooden chair", "position": (4.0, 0.0),
+              "seen": [20, 21]}]
+    add_objects(mem, specs)
+    try:
+        eng = AskEngine(mem, mem.cfg)
+        ger = eng.ask(AskRequest("Where is the kettle?", mode="ger"))
+        gr = eng.ask(AskRequest("Where is the kettle?", mode="gr"))
+        assert ger.found and ger.target_object_id == "o-app" and seconds(ger)[0] in {5, 6}
+        assert not gr.found and gr.frames == []
+    finally:
+        mem.close()

@@ -1,0 +1,94 @@
+"""Retrieval and answer metrics exactly as tour-format.md defines them, on stamps.
+
+A returned frame is relevant when its stamp lies in any ground-truth interval [start, end]
+(inclusive). Recall's denominator is the number of the tour's KEYFRAMES that are relevant.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+Interval = Sequence[int]
+GOAL_SUCCESS_M = 1.5
+METRIC_KEYS = ["retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5",
+               "mrr@5", "answer_accuracy", "goal_success", "goal_error_m"]
+
+
+def is_relevant(stamp: int, intervals: Iterable[Interval]) -> bool:
+    return any(int(a) <= int(stamp) <= int(b) for a, b in intervals)
+
+
+def acc_at_k(ranked: Sequence[int], intervals: Sequence[Interval], k: int) -> float:
+    return 1.0 if any(is_relevant(s, intervals) for s in ranked[:k]) else 0.0
+
+
+def precision_at_k(ranked: Sequence[int], intervals: Sequence[Interval], k: int) -> float:
+    return sum(1 for s in ranked[:k] if is_relevant(s, intervals)) / k
+
+
+def recall_at_k(ranked: Sequence[int], intervals: Sequence[Interval], k: int,
+                keyframe_stamps: Iterable[int]) -> float:
+    """Relevant among the top k over the tour's relevant keyframes (0 when none is relevant)."""
+    total = sum(1 for s in keyframe_stamps if is_relevant(s, intervals))
+    if total == 0:
+        return 0.0
+    return sum(1 for s in ranked[:k] if is_relevant(s, intervals)) / total
+
+
+def mrr_at_k(ranked: Sequence[int], intervals: Sequence[Interval], k: int) -> float:
+    for i, s in enumerate(ranked[:k]):
+        if is_relevant(s, intervals):
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def goal_error(goal_xy: Sequence[float] | None, truth_xy: Sequence[float] | None) -> float | None:
+    """Metres from the returned goal to the ground truth; inf when no goal was returned for a
+    question that has one; None when the question has no goal_xy."""
+    if truth_xy is None:
+        return None
+    if goal_xy is None:
+        return math.inf
+    return math.hypot(goal_xy[0] - truth_xy[0], goal_xy[1] - truth_xy[1])
+
+
+def score_question(q: dict[str, Any], frames: Sequence[int], choice: str, goal_xy: Sequence[float] | None,
+                   keyframe_stamps: Sequence[int]) -> dict[str, float | None]:
+    """Per-question metrics; None where a metric does not apply (no options / no goal_xy)."""
+    iv = q.get("frames") or []
+    out: dict[str, float | None] = {
+        "retrieval_acc@1": acc_at_k(frames, iv, 1), "retrieval_acc@3": acc_at_k(frames, iv, 3),
+        "retrieval_acc@5": acc_at_k(frames, iv, 5), "precision@5": precision_at_k(frames, iv, 5),
+        "recall@5": recall_at_k(frames, iv, 5, keyframe_stamps), "mrr@5": mrr_at_k(frames, iv, 5),
+        "answer_accuracy": None, "goal_success": None, "goal_error_m": None,
+    }
+    if isinstance(q.get("options"), list) and q.get("answer"):
+        out["answer_accuracy"] = 1.0 if (choice or "").upper() == str(q["answer"]).upper() else 0.0
+    err = goal_error(goal_xy, q.get("goal_xy"))
+    if err is not None:
+        out["goal_error_m"] = err
+        out["goal_success"] = 1.0 if err <= GOAL_SUCCESS_M else 0.0
+    return out
+
+
+def mean_metrics(rows: Sequence[dict[str, float | None]]) -> dict[str, float | None]:
+    """Means over the questions where each metric applies (None if it applies to none). Goal
+    error's mean is over questions that got a goal (a missing goal counts as a failure in
+    goal_success, not as an infinite error)."""
+    out: dict[str, float | None] = {}
+    for key in METRIC_KEYS:
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        if key == "goal_error_m":
+            vals = [v for v in vals if math.isfinite(v)]
+        out[key] = (sum(vals) / len(vals)) if vals else None
+    out["n"] = float(len(rows))
+    return out
+
+
+def summarize(rows: Sequence[dict[str, float | None]], types: Sequence[str]) -> tuple[dict, dict]:
+    """(overall means, per-type means)."""
+    by_type: dict[str, list] = {}
+    for r, t in zip(rows, types):
+        by_type.setdefault(t, []).append(r)
+    return mean_metrics(rows), {t: mean_metrics(rs) for t, rs in sorted(by_type.items())}
