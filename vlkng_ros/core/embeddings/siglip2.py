@@ -45,6 +45,13 @@ class SigLIP2Embedder(ImageTextEmbedder):
             raise RuntimeError(f"cannot load SigLIP2 model {self.model_name!r} ({e}); without "
                                "internet set embeddings.siglip_model to a local directory") from e
         cfg = self._model.config
+        # Siglip2Processor's call defaults (patch 16, 256 patches) override its image processor's
+        # saved settings; pass the model's own so any SigLIP2 variant gets matching patches.
+        image_processor = getattr(self._processor, "image_processor", None)
+        self._image_kwargs: dict[str, Any] = {}
+        if image_processor is not None and hasattr(image_processor, "max_num_patches"):
+            self._image_kwargs = {"patch_size": int(cfg.vision_config.patch_size),
+                                  "max_num_patches": int(image_processor.max_num_patches)}
         text_dim = getattr(cfg.text_config, "projection_size", None) or cfg.text_config.hidden_size
         self.dim = int(cfg.vision_config.hidden_size)
         if int(text_dim) != self.dim:
@@ -78,8 +85,8 @@ class SigLIP2Embedder(ImageTextEmbedder):
         chunks = []
         with self._lock, torch.inference_mode():
             for i in range(0, len(pil), self.batch_size):
-                inputs = self._processor(images=pil[i:i + self.batch_size],
-                                         return_tensors="pt").to(self.device)
+                inputs = self._processor(images=pil[i:i + self.batch_size], return_tensors="pt",
+                                         **self._image_kwargs).to(self.device)
                 feats = _pooled(self._model.get_image_features(**inputs))
                 chunks.append(feats.float().cpu().numpy())
         return normalize(np.concatenate(chunks)) if chunks else np.zeros((0, self.dim), np.float32)
