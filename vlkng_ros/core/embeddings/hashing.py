@@ -19,10 +19,24 @@ from .base import TextEmbedder, normalize
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-@lru_cache(maxsize=200_000)
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
     h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
     return h % dim, (1.0 if (h >> 63) & 1 else -1.0)
+
+
+@lru_cache(maxsize=100_000)
+def _word_vector(word: str, dim: int, ngrams: tuple[int, ...]) -> np.ndarray:
+    """The dense contribution of one word (whole word weighted 2, each n-gram 1); words repeat
+    across object descriptions, so caching per word makes 100k texts cheap."""
+    vec = np.zeros(dim, dtype=np.float32)
+    idx, sign = _bucket("w:" + word, dim)
+    vec[idx] += 2.0 * sign
+    padded = f" {word} "
+    for n in ngrams:
+        for i in range(max(1, len(padded) - n + 1)):
+            idx, sign = _bucket(padded[i:i + n], dim)
+            vec[idx] += sign
+    return vec
 
 
 class HashingEmbedder(TextEmbedder):
@@ -30,21 +44,11 @@ class HashingEmbedder(TextEmbedder):
 
     def __init__(self, dim: int = 256, ngrams: tuple[int, ...] = (3, 4)) -> None:
         self.dim = int(dim)
-        self.ngrams = ngrams
-
-    def _features(self, text: str) -> list[tuple[str, float]]:
-        feats: list[tuple[str, float]] = []
-        for word in _WORD.findall(text.lower()):
-            feats.append(("w:" + word, 2.0))
-            padded = f" {word} "
-            for n in self.ngrams:
-                feats += [(padded[i:i + n], 1.0) for i in range(max(1, len(padded) - n + 1))]
-        return feats
+        self.ngrams = tuple(ngrams)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature, weight in self._features(str(text)):
-                idx, sign = _bucket(feature, self.dim)
-                out[row, idx] += sign * weight
+            for word in _WORD.findall(str(text).lower()):
+                out[row] += _word_vector(word, self.dim, self.ngrams)
         return normalize(out)
