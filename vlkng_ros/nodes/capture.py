@@ -1,0 +1,166 @@
+"""Frame capture node: camera images + SLAM poses -> stored, pose-tagged keyframes.
+
+Subscribes the image topic (CompressedImage or Image, sensor-data QoS), ``pose``
+(PoseWithCovarianceStamped, map frame) and optionally ``camera/camera_info``; calls
+``MemoryBuilder.ingest_frame`` and publishes each kept keyframe on ``keyframes``.
+
+Keeping up with a 30 fps 1280x720 camera on one core: a frame that arrives sooner than
+``capture.min_interval_s`` after the last keyframe is dropped before it is decoded (the selector
+would reject it anyway); the rest are decoded once. Frames wait (undecoded) until a pose newer
+than their stamp has arrived, or until the pose would be too old anyway, so a frame gets the pose
+interpolated around its stamp, as SLAM publishes poses late and slower than the camera.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from rclpy.qos import QoSProfile, qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from vlkng_msgs.msg import Keyframe as KeyframeMsg
+
+from .. import conversions as conv
+from ..core.capture import PoseBuffer
+from ..core.memory import Memory
+from ..core.model import CameraModel
+from ..core.pipeline import MemoryBuilder
+from .common import VlkngLifecycleNode, param, spin_main
+
+NS = 1_000_000_000
+
+PARAMS = {
+    "tour_id": ("", "Tour id of what is captured; empty = 'tour-<UTC date-time>' at configure."),
+    "image_type": ("auto", "auto (CompressedImage if the topic ends in 'compressed') | compressed | raw."),
+    "camera_info_topic": ("camera/camera_info", "CameraInfo topic for intrinsics; empty = use camera_hfov_deg."),
+    "keyframe_topic": ("keyframes", "Where kept keyframes are published (vlkng_msgs/Keyframe)."),
+    "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed."),
+}
+
+
+class CaptureNode(VlkngLifecycleNode):
+    def __init__(self, memory: Memory | None = None, **kwargs: Any) -> None:
+        super().__init__("vlkng_capture", PARAMS, memory, **kwargs)
+        self.builder: MemoryBuilder | None = None
+        self.stats = collections.Counter()
+        self._pending: collections.deque = collections.deque()
+        self._last_kept_ns: int | None = None
+        self._latest_pose_ns = -1
+        self._busy_s = 0.0
+
+    def setup(self) -> None:
+        assert self.memory is not None
+        self.tour_id = param(self, "tour_id") or datetime.now(timezone.utc).strftime("tour-%Y%m%d-%H%M%S")
+        self.builder = MemoryBuilder(self.memory, self.cfg, None)
+        self.poses = PoseBuffer(self.cfg.capture.pose_max_age_s)
+        self.max_pending = int(param(self, "max_pending_frames"))
+        self.pub = self.keep(self.create_publisher(KeyframeMsg, param(self, "keyframe_topic"), 100))
+        topic = self.cfg.image_topic
+        kind = param(self, "image_type")
+        if kind not in ("auto", "compressed", "raw"):
+            raise ValueError(f"image_type {kind!r}: use auto, compressed or raw")
+        compressed = kind == "compressed" or (kind == "auto" and topic.rstrip("/").endswith("compressed"))
+        self.keep(self.create_subscription(CompressedImage if compressed else Image, topic,
+                                           self._on_image, qos_profile_sensor_data))
+        self.keep(self.create_subscription(PoseWithCovarianceStamped, self.cfg.pose_topic,
+                                           self._on_pose, QoSProfile(depth=100)))
+        info_topic = param(self, "camera_info_topic")
+        if info_topic:
+            self.keep(self.create_subscription(CameraInfo, info_topic, self._on_camera_info, 10))
+        self._camera_set = False
+        self.get_logger().info(f"tour {self.tour_id!r}: images from {self.resolve_topic_name(topic)} "
+                               f"({'CompressedImage' if compressed else 'Image'}), poses from "
+                               f"{self.resolve_topic_name(self.cfg.pose_topic)}")
+
+    def teardown(self) -> None:
+        self._drain(force=True)
+
+    # --- callbacks -------------------------------------------------------------------------
+    def _on_camera_info(self, msg: CameraInfo) -> None:
+        if self._camera_set or not self.active or msg.width == 0 or msg.k[0] <= 0:
+            return
+        camera = CameraModel(int(msg.width), int(msg.height), float(msg.k[0]), float(msg.k[4]),
+                             float(msg.k[2]), float(msg.k[5]))
+        with self._lock:
+            self.builder.set_camera(self.tour_id, camera)
+        self._camera_set = True
+
+    def _on_pose(self, msg: PoseWithCovarianceStamped) -> None:
+        if not self.active:
+            return
+        try:
+            pose = conv.pose_from_msg(msg)
+        except ValueError as e:
+            self.get_logger().error(f"pose ignored: {e}")
+            return
+        stamp = conv.ns_from_time(msg.header.stamp)
+        with self._lock:
+            self.poses.add(stamp, pose)
+            self._latest_pose_ns = max(self._latest_pose_ns, stamp)
+        self._drain()
+
+    def _on_image(self, msg: Any) -> None:
+        if not self.active:
+            return
+        t0 = time.perf_counter()
+        self.stats["received"] += 1
+        stamp = conv.image_stamp_ns(msg)
+        with self._lock:
+            last = self._last_kept_ns
+            if last is not None and stamp < last - NS:
+                self._last_kept_ns = last = None  # stamps jumped back (replay restarted): re-gate
+            if last is not None and stamp - last < self.cfg.capture.min_interval_s * NS:
+                self.stats["too_soon"] += 1  # the selector would say 'too soon': skip decoding
+            else:
+                self._pending.append((stamp, msg))
+        self._drain()
+        self._busy_s += time.perf_counter() - t0
+
+    def _drain(self, force: bool = False) -> None:
+        """Process waiting frames whose pose can be decided (a later pose came, or never will)."""
+        max_age = int(self.cfg.capture.pose_max_age_s * NS)
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                stamp, msg = self._pending[0]
+                newest = self._pending[-1][0]
+                ready = (force or self._latest_pose_ns >= stamp or newest - stamp > max_age
+                         or len(self._pending) > self.max_pending)
+                if not ready:
+                    return
+                self._pending.popleft()
+                self._process(stamp, msg)
+
+    def _process(self, stamp: int, msg: Any) -> None:
+        if self._last_kept_ns is not None and 0 <= stamp - self._last_kept_ns < self.cfg.capture.min_interval_s * NS:
+            self.stats["too_soon"] += 1
+            return
+        try:
+            rgb = conv.image_to_rgb(msg)
+        except ValueError as e:
+            self.stats["bad_image"] += 1
+            self.get_logger().error(f"image {stamp} skipped: {e}")
+            return
+        pose = self.poses.lookup(stamp)
+        try:
+            kf = self.builder.ingest_frame(self.tour_id, stamp, rgb, pose)
+        except Exception as e:  # store down: logged, the stream goes on
+            self.stats["store_error"] += 1
+            self.get_logger().error(f"keyframe {stamp} not stored: {type(e).__name__}: {e}")
+            return
+        self.stats["decoded"] += 1
+        if kf is None:
+            return
+        self._last_kept_ns = stamp
+        self.stats["keyframes"] += 1
+        if kf.pose is None:
+            self.stats["keyframes_without_pose"] += 1
+        self.pub.publish(conv.keyframe_to_msg(kf))
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_main(CaptureNode, args)

@@ -1,0 +1,176 @@
+"""Chunk graph builder node: keyframes -> chunks of b -> VLM perception -> ``chunk_graphs``.
+
+Perception runs in a bounded worker pool (``perception.max_concurrency``) with retries and
+backoff, so a slow or failing VLM never blocks the subscription. A perceived chunk is written
+durably by ``MemoryBuilder.perceive`` before it is published, and the merger also sweeps the disk
+queue, so a dropped message loses nothing. On activation the node re-chunks the keyframes that
+are in the memory but in no perceived chunk (restart recovery). When no keyframe arrived for
+``flush_after_s`` the partial chunk is perceived too, so the tail of a tour is not left out.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from vlkng_msgs.msg import ChunkGraph as ChunkGraphMsg
+from vlkng_msgs.msg import Keyframe as KeyframeMsg
+
+from .. import conversions as conv
+from ..core.chunking import Chunker
+from ..core.memory import Memory
+from ..core.model import Keyframe
+from ..core.perception.base import Perceiver
+from ..core.pipeline import MemoryBuilder
+from .common import VlkngLifecycleNode, param, spin_main
+
+PARAMS = {
+    "tour_dir": ("", "Tour folder whose annotations.jsonl feeds perception.backend 'annotations'."),
+    "flush_after_s": (5.0, "Perceive a partial chunk when no keyframe arrived for this long (s)."),
+    "retries": (3, "Retries of a failed chunk (after the backend's own), with backoff."),
+    "retry_backoff_s": (2.0, "First retry delay (s); doubles each retry."),
+    "keyframe_topic": ("keyframes", "Keyframes to chunk (vlkng_msgs/Keyframe)."),
+    "chunk_topic": ("chunk_graphs", "Where chunk graphs are published (vlkng_msgs/ChunkGraph)."),
+}
+
+
+def load_annotations(tour_dir: str) -> dict[int, dict[str, Any]]:
+    """stamp_ns -> annotation line of a tour folder (the simulated-perception input)."""
+    from ..core.tour import Tour
+
+    return Tour.open(Path(tour_dir)).annotations or {}
+
+
+class ChunkBuilderNode(VlkngLifecycleNode):
+    def __init__(self, memory: Memory | None = None, perceiver: Perceiver | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__("vlkng_chunk_builder", PARAMS, memory, **kwargs)
+        self._given_perceiver = perceiver
+        self.pool: ThreadPoolExecutor | None = None
+        self.chunks_published = 0
+        self.chunks_failed = 0
+
+    def setup(self) -> None:
+        assert self.memory is not None
+        perceiver = self._given_perceiver
+        if perceiver is None:
+            from ..core.perception.registry import make_perceiver
+
+            annotations = None
+            if self.cfg.perception.backend == "annotations":
+                tour_dir = param(self, "tour_dir")
+                if not tour_dir:
+                    raise ValueError("perception.backend 'annotations' needs the tour_dir parameter")
+                annotations = load_annotations(tour_dir)
+            perceiver = make_perceiver(self.cfg, annotations=annotations)
+        self.builder = MemoryBuilder(self.memory, self.cfg, perceiver)
+        self.pool = ThreadPoolExecutor(max(1, self.cfg.perception.max_concurrency),
+                                       thread_name_prefix="vlkng-perceive")
+        self.chunkers: dict[str, Chunker] = {}
+        self.seen: dict[str, set[int]] = {}  # stamps chunked or waiting, per tour
+        self.last_keyframe_at = time.monotonic()
+        self.in_flight = 0
+        self._flight_lock = threading.Lock()
+        self.flush_after_s = float(param(self, "flush_after_s"))
+        self.retries = int(param(self, "retries"))
+        self.backoff_s = float(param(self, "retry_backoff_s"))
+        self.pub = self.keep(self.create_publisher(ChunkGraphMsg, param(self, "chunk_topic"), 100))
+        self.keep(self.create_subscription(KeyframeMsg, param(self, "keyframe_topic"), self._on_keyframe, 100))
+        self.keep(self.create_timer(max(0.2, min(1.0, self.flush_after_s / 4)), self._on_timer))
+
+    def on_activated(self) -> None:
+        """Restart recovery: chunk what is stored but was never perceived."""
+        for tour_id in self.memory.graph.tours():
+            leftovers = self.builder.unchunked_keyframes(tour_id)
+            if leftovers:
+                self.get_logger().info(f"{tour_id}: resuming {len(leftovers)} unchunked keyframes")
+            for kf in leftovers:
+                self._add(kf)
+
+    def teardown(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)  # perceived chunks are on disk
+            self.pool = None
+
+    # --- chunking --------------------------------------------------------------------------
+    def _on_keyframe(self, msg: KeyframeMsg) -> None:
+        if not self.active:
+            return
+        self.last_keyframe_at = time.monotonic()
+        self._add(conv.keyframe_from_msg(msg))
+
+    def _add(self, kf: Keyframe) -> None:
+        with self._lock:
+            seen = self.seen.get(kf.tour_id)
+            if seen is None:  # first keyframe of a tour in this run: what is already perceived
+                seen = {s for c in self.builder.perceived_chunks(kf.tour_id) for s in c.frames}
+                self.seen[kf.tour_id] = seen
+            if kf.stamp_ns in seen:
+                return  # already chunked (replayed, or resumed and then republished)
+            seen.add(kf.stamp_ns)
+            chunk = self.chunkers.setdefault(kf.tour_id, Chunker(self.cfg.chunk_size)).add(kf)
+        if chunk:
+            self._submit(kf.tour_id, chunk)
+
+    def _on_timer(self) -> None:
+        if not self.active or time.monotonic() - self.last_keyframe_at < self.flush_after_s:
+            return
+        with self._lock:
+            partial = [(t, c.flush()) for t, c in self.chunkers.items()]
+        for tour_id, chunk in partial:
+            if chunk:
+                self.get_logger().info(f"{tour_id}: no keyframe for {self.flush_after_s:.0f} s: "
+                                       f"perceiving the last {len(chunk)} keyframes")
+                self._submit(tour_id, chunk)
+
+    def flush_now(self) -> None:
+        """Perceive every partial chunk now (end of a replay, tests)."""
+        self.last_keyframe_at = 0.0
+        self._on_timer()
+
+    # --- perception ------------------------------------------------------------------------
+    def _submit(self, tour_id: str, chunk: list[Keyframe]) -> None:
+        if self.pool is None:
+            return
+        with self._flight_lock:
+            self.in_flight += 1
+        self.pool.submit(self._perceive, tour_id, chunk)
+
+    @property
+    def idle(self) -> bool:
+        with self._lock, self._flight_lock:
+            return self.in_flight == 0 and not any(c.pending for c in self.chunkers.values())
+
+    def _perceive(self, tour_id: str, chunk: list[Keyframe]) -> None:
+        try:
+            for attempt in range(self.retries + 1):
+                if not self.active:
+                    return  # shutting down: the keyframes stay unchunked and resume on restart
+                try:
+                    graph = self.builder.perceive(tour_id, chunk)
+                except Exception as e:
+                    delay = self.backoff_s * (2 ** attempt)
+                    last = attempt == self.retries
+                    self.get_logger().error(
+                        f"{tour_id} chunk {chunk[0].index}: perception failed ({type(e).__name__}: {e}); "
+                        + ("left queued for the next start" if last else f"retry in {delay:.1f} s"))
+                    if last:
+                        self.chunks_failed += 1
+                        with self._lock:  # let a later start pick these keyframes up again
+                            self.seen.get(tour_id, set()).difference_update(k.stamp_ns for k in chunk)
+                        return
+                    time.sleep(delay)
+                    continue
+                self.pub.publish(conv.chunk_graph_to_msg(graph))
+                self.chunks_published += 1
+                return
+        finally:
+            with self._flight_lock:
+                self.in_flight -= 1
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin_main(ChunkBuilderNode, args)

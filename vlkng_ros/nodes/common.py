@@ -1,0 +1,209 @@
+"""What every vlkng node shares: parameters, the lifecycle base, the memory, and main().
+
+Nodes are thin: they declare parameters (every VlkngConfig leaf plus their own, each with a
+default and a description), convert messages (``vlkng_ros.conversions``) and call the core.
+Nodes that hold models or database connections are lifecycle nodes (``rclpy.lifecycle``; a plain
+Node with the same callbacks where it is unavailable): configure opens the memory and the
+models, activate starts processing, cleanup/shutdown release everything.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+
+from ..core.config import VlkngConfig
+from ..core.memory import Memory
+
+try:  # rclpy >= Humble
+    from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+
+    HAVE_LIFECYCLE = True
+except ImportError:  # pragma: no cover - very old rclpy: same callbacks, driven by autostart
+    HAVE_LIFECYCLE = False
+    import enum
+
+    class TransitionCallbackReturn(enum.IntEnum):  # type: ignore[no-redef]
+        SUCCESS = 97
+        FAILURE = 98
+        ERROR = 99
+
+    class LifecycleNode(Node):  # type: ignore[no-redef]
+        def trigger_configure(self) -> Any:
+            return self.on_configure(None)
+
+        def trigger_activate(self) -> Any:
+            return self.on_activate(None)
+
+        def trigger_deactivate(self) -> Any:
+            return self.on_deactivate(None)
+
+        def trigger_cleanup(self) -> Any:
+            return self.on_cleanup(None)
+
+        def trigger_shutdown(self) -> Any:
+            return self.on_shutdown(None)
+
+# Node-level parameters that are not part of VlkngConfig: (default, description).
+ParamSpec = dict[str, tuple[Any, str]]
+COMMON_PARAMS: ParamSpec = {
+    "memory_dir": ("mem", "Memory directory (graph, vectors, frames, chunk queue)."),
+    "autostart": (True, "Configure and activate on start (no lifecycle manager needed)."),
+}
+
+
+def declare_parameters(node: Node, extra: ParamSpec) -> None:
+    """Declare every VlkngConfig leaf and the node's own parameters, all described.
+
+    Config leaves use dynamic typing (YAML may say ``1`` for a float); the value is coerced to
+    the field's type, with a clear error, when the config is read."""
+    for name, value, description in VlkngConfig().iter_parameters():
+        node.declare_parameter(name, value, ParameterDescriptor(description=description,
+                                                                dynamic_typing=True))
+    for name, (value, description) in {**COMMON_PARAMS, **extra}.items():
+        node.declare_parameter(name, value, ParameterDescriptor(description=description))
+
+
+def config_from_node(node: Node) -> VlkngConfig:
+    cfg = VlkngConfig()
+    for name, _, _ in VlkngConfig().iter_parameters():
+        cfg.set_dotted(name, node.get_parameter(name).value)
+    return cfg
+
+
+def param(node: Node, name: str) -> Any:
+    return node.get_parameter(name).value
+
+
+class VlkngLifecycleNode(LifecycleNode):
+    """Lifecycle base: opens (or borrows) the memory on configure; ``active`` gates callbacks.
+
+    Subclasses implement ``setup()`` (create publishers, subscriptions, models; called after the
+    memory is open) and may override ``teardown()`` and ``on_activated()``."""
+
+    def __init__(self, name: str, extra_params: ParamSpec, memory: Memory | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        declare_parameters(self, extra_params)
+        self._borrowed_memory = memory
+        self.memory: Memory | None = None
+        self.cfg = VlkngConfig()
+        self.active = False
+        self._entities: list[Any] = []
+        self._lock = threading.RLock()
+
+    # --- subclass hooks --------------------------------------------------------------------
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def teardown(self) -> None:
+        """Release what setup() made (entities are destroyed by the base)."""
+
+    def on_activated(self) -> None:
+        """Called when processing starts (resume queued work here)."""
+
+    # --- lifecycle callbacks ---------------------------------------------------------------
+    def on_configure(self, state: Any) -> TransitionCallbackReturn:
+        try:
+            self.cfg = config_from_node(self)
+            if self._borrowed_memory is not None:
+                self.memory = self._borrowed_memory
+            else:
+                self.memory = Memory.open(param(self, "memory_dir"), self.cfg)
+            self.setup()
+        except Exception as e:  # a bad parameter or an unreachable DB: say it, stay unconfigured
+            self.get_logger().error(f"configure failed: {type(e).__name__}: {e}")
+            self._release()
+            return TransitionCallbackReturn.FAILURE
+        self.get_logger().info("configured")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: Any) -> TransitionCallbackReturn:
+        self.active = True
+        try:
+            self.on_activated()
+        except Exception as e:
+            self.get_logger().error(f"activate failed: {type(e).__name__}: {e}")
+            self.active = False
+            return TransitionCallbackReturn.FAILURE
+        self.get_logger().info("active")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: Any) -> TransitionCallbackReturn:
+        self.active = False
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: Any) -> TransitionCallbackReturn:
+        self.active = False
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: Any) -> TransitionCallbackReturn:
+        self.active = False
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: Any) -> TransitionCallbackReturn:
+        self.active = False
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    # --- helpers ---------------------------------------------------------------------------
+    def keep(self, entity: Any) -> Any:
+        """Remember a publisher/subscription/timer/service so cleanup destroys it."""
+        self._entities.append(entity)
+        return entity
+
+    def _release(self) -> None:
+        with self._lock:
+            try:
+                self.teardown()
+            except Exception as e:
+                self.get_logger().warning(f"teardown: {type(e).__name__}: {e}")
+            for entity in reversed(self._entities):
+                try:
+                    entity.destroy()
+                except Exception:
+                    pass  # an entity of a node that is going away anyway
+            self._entities.clear()
+            if self.memory is not None and self._borrowed_memory is None:
+                self.memory.close()
+            self.memory = None
+
+    def destroy_node(self) -> None:
+        self.active = False
+        self._release()
+        super().destroy_node()
+
+
+def autostart(node: Node) -> bool:
+    """Configure and activate a lifecycle node when its ``autostart`` parameter is true."""
+    if not isinstance(node, VlkngLifecycleNode) or not param(node, "autostart"):
+        return True
+    if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+        return False
+    return node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+
+
+def spin_main(make_node: Callable[[], Node], args: list[str] | None = None) -> int:
+    """main() of one node (the ros2/demos idiom), with a multi-threaded executor."""
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+    rclpy.init(args=args)
+    node = make_node()
+    try:
+        if not autostart(node):
+            node.get_logger().error("could not start (see above); waiting for a lifecycle manager")
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,121 @@
+"""All vlkng nodes in one process, sharing one Memory (qdrant local mode: one client per folder).
+
+Used by ``vlkng run`` and by the ``vlkng_suite`` executable that the launch file starts.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+from ..core.config import load_config
+from ..core.memory import Memory
+from ..core.perception.base import Perceiver
+from .ask_server import AskServerNode
+from .capture import CaptureNode
+from .chunk_builder import ChunkBuilderNode
+from .common import autostart
+from .merger import MergerNode
+from .navigator import NavigatorNode
+
+log = logging.getLogger("vlkng.run")
+
+
+@dataclass
+class Suite:
+    memory: Memory
+    capture: CaptureNode
+    chunk_builder: ChunkBuilderNode
+    merger: MergerNode
+    ask: AskServerNode
+    navigator: NavigatorNode
+    extra: list[Node] = field(default_factory=list)
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [self.capture, self.chunk_builder, self.merger, self.ask, self.navigator, *self.extra]
+
+    def start(self) -> None:
+        """Configure and activate the lifecycle nodes (merger before capture: resume first)."""
+        for node in (self.merger, self.ask, self.chunk_builder, self.capture):
+            if not autostart(node):
+                raise RuntimeError(f"{node.get_name()} failed to start (see the log above)")
+
+    def destroy(self) -> None:
+        for node in reversed(self.nodes):
+            node.destroy_node()
+        self.memory.close()
+
+
+def make_suite(memory_dir: str | Path, params_file: str | None = None, namespace: str = "",
+               node_overrides: dict[str, Any] | None = None, perceiver: Perceiver | None = None,
+               memory: Memory | None = None) -> Suite:
+    """Create every node (rclpy must be initialised; parameters come from the init args).
+
+    ``node_overrides`` are parameter overrides applied to every node (``tour_id``, ...)."""
+    from rclpy.parameter import Parameter
+
+    cfg = load_config(params_file)
+    memory = memory or Memory.open(memory_dir, cfg)
+    overrides = [Parameter(k, value=v) for k, v in (node_overrides or {}).items()]
+    kw: dict[str, Any] = {"namespace": namespace} if namespace else {}
+
+    def with_overrides(names: set[str]) -> dict[str, Any]:
+        own = [p for p in overrides if p.name in names]
+        return {**kw, "parameter_overrides": own} if own else kw
+
+    lifecycle_names = {"tour_id", "tour_dir", "memory_dir", "flush_after_s", "pending_scan_s",
+                       "image_type", "camera_info_topic"} | {n for n, _, _ in cfg.iter_parameters()}
+    mk = with_overrides(lifecycle_names)
+    return Suite(memory,
+                 CaptureNode(memory=memory, **mk),
+                 ChunkBuilderNode(memory=memory, perceiver=perceiver, **mk),
+                 MergerNode(memory=memory, **mk),
+                 AskServerNode(memory=memory, **mk),
+                 NavigatorNode(**with_overrides({"nav_action_type", "nav_action_name", "nav_backend"})))
+
+
+def ros_args(params_file: str | None, use_sim_time: bool) -> list[str]:
+    args = ["--ros-args"]
+    if params_file:
+        args += ["--params-file", str(params_file)]
+    if use_sim_time:
+        args += ["-p", "use_sim_time:=true"]
+    return args
+
+
+def spin_suite(suite: Suite, threads: int | None = None) -> None:
+    executor = MultiThreadedExecutor(num_threads=threads)
+    for node in suite.nodes:
+        executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        executor.shutdown()
+
+
+def main(args: list[str] | None = None) -> int:
+    """Entry point of the ``vlkng_suite`` executable (launch file): params from --ros-args."""
+    rclpy.init(args=args)
+    probe = Node("vlkng_suite_params")
+    probe.declare_parameter("memory_dir", "mem")
+    probe.declare_parameter("params_file", "")
+    memory_dir = probe.get_parameter("memory_dir").value
+    params_file = probe.get_parameter("params_file").value or None
+    probe.destroy_node()
+    suite = make_suite(memory_dir, params_file, namespace="")
+    try:
+        suite.start()
+        spin_suite(suite)
+    finally:
+        suite.destroy()
+        rclpy.try_shutdown()
+    return 0
