@@ -154,7 +154,9 @@ FOREACH (o IN $objects |
     MERGE (n)-[:VLKNG_LABELED]->(l)))
 WITH count(*) AS written
 UNWIND $relations AS rel
-MATCH (s:VlkngObject {ns: $ns, id: rel.subject}), (t:VlkngObject {ns: $ns, id: rel.object})
+MATCH (s:VlkngObject {ns: $ns, id: rel.subject})
+WITH rel, s
+MATCH (t:VlkngObject {ns: $ns, id: rel.object})
 MERGE (s)-[e:VLKNG_REL {predicate: rel.predicate}]->(t)
 SET e.stamps = rel.stamps, e.tour_id = rel.tour_id
 RETURN count(e) AS relations

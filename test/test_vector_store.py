@@ -1,0 +1,121 @@
+"""Qdrant vector store. Congruence: the same operations on local on-disk mode and ``:memory:``
+give the same results. A Qdrant server cannot run here (no binary, no network), so the URL
+path (and its payload indexes) is only exercised by the constructor's error handling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vlkng_ros.core.stores.base import StoreError
+from vlkng_ros.core.stores.qdrant_store import QdrantVectorStore, point_uuid
+
+DIM = 16
+
+
+def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    v = rng.normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def exercise(store: QdrantVectorStore) -> list:
+    """A fixed script of operations; returns everything observable."""
+    rng = np.random.default_rng(7)
+    vecs = unit(rng, 40)
+    ids = [f"obj-{i}" for i in range(40)]
+    payloads = [{"object_id": f"obj-{i}", "tour_id": "home" if i % 2 else "office", "label": "cup"}
+                for i in range(40)]
+    store.ensure_collection("ns_objects", DIM)
+    store.upsert("ns_objects", ids, vecs, payloads)
+    store.upsert("ns_objects", ["obj-3"], vecs[5:6], [{"object_id": "obj-3", "tour_id": "home"}])
+    out = [store.count("ns_objects")]
+    for q in (vecs[5], vecs[0], unit(rng, 1)[0]):
+        for where in (None, {"tour_id": "home"}, {"tour_id": "office", "label": "cup"}):
+            out.append([(h.point_id, round(h.score, 5), h.payload)
+                        for h in store.search("ns_objects", q, 5, where)])
+    return out
+
+
+def test_local_path_and_memory_are_congruent(tmp_path):
+    disk = QdrantVectorStore(path=str(tmp_path / "q"))
+    mem = QdrantVectorStore(path=":memory:")
+    try:
+        a, b = exercise(disk), exercise(mem)
+    finally:
+        disk.close()
+        mem.close()
+    assert a == b
+    assert a[0] == 40  # re-upsert replaced, did not add
+    top = a[1]  # query = vecs[5]: obj-5 and the re-upserted obj-3 both match exactly
+    assert {top[0][0], top[1][0]} == {"obj-3", "obj-5"} and top[0][1] == pytest.approx(1.0, abs=1e-4)
+    assert all(h[2]["tour_id"] == "home" for h in a[2]) and len(a[2]) == 5
+    assert all(h[2]["tour_id"] == "office" for h in a[3])
+    assert a[1][0][2] in ({"object_id": "obj-3", "tour_id": "home"},
+                          {"object_id": "obj-5", "tour_id": "home", "label": "cup"})
+
+
+def test_persistence_across_reopen(tmp_path):
+    rng = np.random.default_rng(1)
+    vecs = unit(rng, 3)
+    store = QdrantVectorStore(path=str(tmp_path / "q"))
+    store.upsert("c", ["a", "b", "c"], vecs, [{"i": 0}, {"i": 1}, {"i": 2}])
+    store.close()
+    again = QdrantVectorStore(path=str(tmp_path / "q"))
+    try:
+        assert again.count("c") == 3
+        hit = again.search("c", vecs[1], 1)[0]
+        assert hit.point_id == "b" and hit.payload == {"i": 1}
+        with pytest.raises(StoreError, match="16-d|3-d|holds"):
+            again.ensure_collection("c", DIM + 1)
+    finally:
+        again.close()
+
+
+def test_dim_clash_and_bad_input(tmp_path):
+    store = QdrantVectorStore(path=":memory:")
+    try:
+        store.ensure_collection("c", DIM)
+        store.ensure_collection("c", DIM)  # same dim: fine
+        with pytest.raises(StoreError, match="holds 16-d vectors"):
+            store.ensure_collection("c", 8)
+        with pytest.raises(ValueError, match="line up"):
+            store.upsert("c", ["a", "b"], np.zeros((1, DIM)), [{}])
+        with pytest.raises(ValueError, match="NaN"):
+            store.upsert("c", ["a"], np.full((1, DIM), np.nan), [{}])
+        with pytest.raises(ValueError, match="collection"):
+            store.count("bad/name")
+        with pytest.raises(ValueError, match="8-d query"):
+            store.search("c", np.ones(8), 3)
+        assert store.search("missing", np.ones(DIM), 3) == [] and store.count("missing") == 0
+    finally:
+        store.close()
+
+
+def test_ids_map_deterministically():
+    assert point_uuid("obj-1") == point_uuid("obj-1") != point_uuid("obj-2")
+    assert len(point_uuid("any string / with ' quotes")) == 36
+
+
+def test_10k_points_search_sanity():
+    rng = np.random.default_rng(3)
+    vecs = unit(rng, 10_000, 32)
+    store = QdrantVectorStore(path=":memory:")
+    try:
+        store.upsert("big", [f"p{i}" for i in range(10_000)], vecs,
+                     [{"tour_id": f"t{i % 10}"} for i in range(10_000)])
+        assert store.count("big") == 10_000
+        for i in (0, 4321, 9999):
+            query = vecs[i] + 0.05 * unit(rng, 1, 32)[0]
+            hits = store.search("big", query, 10)
+            exact = np.argsort(-(vecs @ (query / np.linalg.norm(query))))[:10]
+            assert [h.point_id for h in hits] == [f"p{j}" for j in exact]
+            assert hits[0].point_id == f"p{i}"
+            filtered = store.search("big", query, 10, where={"tour_id": "t3"})
+            assert len(filtered) == 10 and all(h.payload["tour_id"] == "t3" for h in filtered)
+    finally:
+        store.close()
+
+
+def test_unreachable_server_is_a_clear_store_error():
+    with pytest.raises(StoreError, match="127.0.0.1:9"):
+        QdrantVectorStore(url="http://127.0.0.1:9", timeout_s=2)
