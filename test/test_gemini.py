@@ -212,3 +212,21 @@ def test_llm_generate_json_counts_usage(fake):
     fake.script = [fake.safety_stop()]
     with pytest.raises(ModelBlockedError):
         llm.generate_json("x", schema)
+
+
+def test_llm_factory_replaces_the_model_behind_the_perceiver():
+    class Scripted:
+        def __init__(self):
+            self.seen = []
+
+        def generate_json(self, prompt, schema, images=(), usage=None):
+            self.seen.append((prompt, len(images)))
+            return GOOD
+
+    model = Scripted()
+    cfg = VlkngConfig()
+    cfg.perception.backend = "gemini"  # no key needed: the factory's model is used instead
+    p = make_perceiver(cfg, llm_factory=lambda perception_cfg: model)
+    g = p.perceive(chunk())
+    assert [o.label for o in g.objects] == ["mug", "table"]
+    assert model.seen[0][1] == B and "box_2d" in model.seen[0][0]
