@@ -26,6 +26,12 @@ setup(
     entry_points={
         "console_scripts": [
             "vlkng = vlkng_ros.cli:main",
+            "vlkng_suite = vlkng_ros.nodes.suite:main",
+            "vlkng_capture = vlkng_ros.nodes.capture:main",
+            "vlkng_chunk_builder = vlkng_ros.nodes.chunk_builder:main",
+            "vlkng_merger = vlkng_ros.nodes.merger:main",
+            "vlkng_ask_server = vlkng_ros.nodes.ask_server:main",
+            "vlkng_navigator = vlkng_ros.nodes.navigator:main",
         ],
     },
 )

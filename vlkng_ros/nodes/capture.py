@@ -76,7 +76,12 @@ class CaptureNode(VlkngLifecycleNode):
                                f"{self.resolve_topic_name(self.cfg.pose_topic)}")
 
     def teardown(self) -> None:
-        self._drain(force=True)
+        self.flush_pending()
+
+    def flush_pending(self) -> None:
+        """Process every frame still waiting for a pose (end of a stream)."""
+        if self.builder is not None:
+            self._drain(force=True)
 
     # --- callbacks -------------------------------------------------------------------------
     def _on_camera_info(self, msg: CameraInfo) -> None:
