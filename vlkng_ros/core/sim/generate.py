@@ -1,0 +1,221 @@
+"""Write a complete synthetic tour (tour-format v1): bag, annotations, questions, world."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vlkng_ros.core.sim.questions import make_questions
+from vlkng_ros.core.sim.render import Renderer
+from vlkng_ros.core.sim.trajectory import camera_times, pose_samples, walk
+from vlkng_ros.core.sim.world import build_world, move_objects
+
+log = logging.getLogger("vlkng.sim")
+
+EPOCH_NS = 1_700_000_000_000_000_000
+IMAGE_TOPIC = "/camera/image_raw/compressed"
+POSE_TOPIC = "/pose"
+INFO_TOPIC = "/camera/camera_info"
+CAMERA_FRAME = "camera_optical_frame"
+HFOV_DEG = 90.0
+JPEG_QUALITY = 85
+
+
+@dataclass
+class SimSummary:
+    out_dir: Path
+    frames: int
+    poses: int
+    objects: int
+    moved: list[str]
+    rooms: list[str]
+    annotated_boxes: int
+    questions: int
+    questions_by_type: dict[str, int]
+    duration_s: float
+    bytes_on_disk: int
+    seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+class _BagWriter:
+    """rosbag2 (MCAP storage) writer for the tour's three topics."""
+
+    def __init__(self, bag_dir: Path, width: int, height: int, fx: float):
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+
+        self.ts = get_typestore(Stores.ROS2_HUMBLE)
+        t = self.ts.types
+        self.Header, self.Time = t["std_msgs/msg/Header"], t["builtin_interfaces/msg/Time"]
+        self.CompressedImage = t["sensor_msgs/msg/CompressedImage"]
+        self.Pwcs, self.Pwc = t["geometry_msgs/msg/PoseWithCovarianceStamped"], t["geometry_msgs/msg/PoseWithCovariance"]
+        self.Pose, self.Point, self.Quat = t["geometry_msgs/msg/Pose"], t["geometry_msgs/msg/Point"], t["geometry_msgs/msg/Quaternion"]
+        self.CameraInfo, self.Roi = t["sensor_msgs/msg/CameraInfo"], t["sensor_msgs/msg/RegionOfInterest"]
+        self.writer = Writer(bag_dir, version=9, storage_plugin=StoragePlugin.MCAP)
+        self.writer.open()
+        self.c_img = self.writer.add_connection(IMAGE_TOPIC, self.CompressedImage.__msgtype__, typestore=self.ts)
+        self.c_pose = self.writer.add_connection(POSE_TOPIC, self.Pwcs.__msgtype__, typestore=self.ts)
+        self.c_info = self.writer.add_connection(INFO_TOPIC, self.CameraInfo.__msgtype__, typestore=self.ts)
+        self.width, self.height, self.fx = width, height, fx
+
+    def header(self, stamp_ns: int, frame_id: str):
+        return self.Header(stamp=self.Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000),
+                           frame_id=frame_id)
+
+    def image(self, stamp_ns: int, log_ns: int, jpeg: bytes) -> None:
+        msg = self.CompressedImage(header=self.header(stamp_ns, CAMERA_FRAME), format="jpeg",
+                                   data=np.frombuffer(jpeg, dtype=np.uint8))
+        self.writer.write(self.c_img, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
+
+    def pose(self, stamp_ns: int, log_ns: int, x: float, y: float, yaw: float) -> None:
+        cov = np.zeros(36, dtype=np.float64)
+        cov[0] = cov[7] = 0.02 ** 2
+        cov[35] = math.radians(1.0) ** 2
+        pose = self.Pose(position=self.Point(x=float(x), y=float(y), z=0.0),
+                         orientation=self.Quat(x=0.0, y=0.0, z=math.sin(yaw / 2), w=math.cos(yaw / 2)))
+        msg = self.Pwcs(header=self.header(stamp_ns, "map"), pose=self.Pwc(pose=pose, covariance=cov))
+        self.writer.write(self.c_pose, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
+
+    def camera_info(self, stamp_ns: int, log_ns: int) -> None:
+        w, h, f = self.width, self.height, self.fx
+        k = np.array([f, 0, w / 2, 0, f, h / 2, 0, 0, 1], dtype=np.float64)
+        p = np.array([f, 0, w / 2, 0, 0, f, h / 2, 0, 0, 0, 1, 0], dtype=np.float64)
+        msg = self.CameraInfo(header=self.header(stamp_ns, CAMERA_FRAME), height=h, width=w,
+                              distortion_model="plumb_bob", d=np.zeros(5), k=k,
+                              r=np.eye(3).ravel(), p=p, binning_x=0, binning_y=0,
+                              roi=self.Roi(x_offset=0, y_offset=0, height=0, width=0, do_rectify=False))
+        self.writer.write(self.c_info, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, world_seed: int | None = None,
+                  fps: float = 5.0, width: int = 640, height: int = 480, move_objects: int = 0,
+                  log_progress: bool = True, overwrite: bool = False) -> SimSummary:
+    """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes."""
+    started = time.monotonic()
+    if minutes <= 0 or fps <= 0:
+        raise ValueError("minutes and fps must be positive")
+    if width < 64 or height < 48:
+        raise ValueError("image must be at least 64x48 pixels")
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise ValueError(f"{out} exists and is not empty (use --force / overwrite=True to replace it)")
+        for name in ("bag", "annotations.jsonl", "questions.json", "world.json"):
+            p = out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    world_seed = seed if world_seed is None else world_seed
+    world = build_world(world_seed)
+    moved = move_objects_in(world, move_objects, seed)
+    duration = minutes * 60.0
+    traj = walk(world, duration, seed)
+    rng = np.random.default_rng([int(seed), 0xCA3])
+    t_cam = camera_times(duration, fps, rng)
+    t_pose, px, py, pyaw = pose_samples(traj, duration, rng)
+    cx, cy, cyaw, comega = traj.at(t_cam)
+    renderer = Renderer(world, width, height, HFOV_DEG, seed=seed)
+    epoch = EPOCH_NS + (int(seed) % 1000) * 86_400 * 1_000_000_000
+    to_ns = lambda t: epoch + int(round(float(t) * 1e9))  # noqa: E731
+
+    # non-image messages, in log-time order: (log_ns, kind, payload)
+    events: list[tuple[int, int, tuple]] = []
+    for t, x, y, yaw in zip(t_pose, px, py, pyaw):
+        events.append((to_ns(t) + 6_000_000, 0, (to_ns(t), x, y, yaw)))
+    for s in range(int(duration) + 1):
+        events.append((to_ns(s + 0.01) + 1_000_000, 1, (to_ns(s + 0.01),)))
+    events.sort()
+
+    bag = _BagWriter(out / "bag", width, height, renderer.fx)
+    relations = world.relations()
+    objects = world.objects
+    ann_lines: list[str] = []
+    ann_frames: list[dict[str, Any]] = []
+    boxes = 0
+    ev = 0
+    last_place = world.rooms[0].kind
+    last_log = time.monotonic()
+    try:
+        for k, t in enumerate(t_cam):
+            stamp = to_ns(t)
+            log_ns = stamp + 12_000_000 + int(rng.integers(0, 4_000_000))
+            while ev < len(events) and events[ev][0] <= log_ns:
+                lns, kind, payload = events[ev]
+                if kind == 0:
+                    bag.pose(payload[0], lns, *payload[1:])
+                else:
+                    bag.camera_info(payload[0], lns)
+                ev += 1
+            img, visible = renderer.render(float(cx[k]), float(cy[k]), float(cyaw[k]), float(comega[k]))
+            ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(img, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+            if not ok:
+                raise RuntimeError("JPEG encoding failed")
+            bag.image(stamp, log_ns, jpeg.tobytes())
+            room = world.room_at(float(cx[k]), float(cy[k]))
+            place = world.rooms[room].kind if room >= 0 else last_place
+            last_place = place
+            seen = {objects[v.index].gt_track for v in visible}
+            frame = {
+                "stamp_ns": stamp,
+                "place": place,
+                "objects": [{
+                    "gt_track": objects[v.index].gt_track, "label": objects[v.index].label,
+                    "bbox": list(v.bbox), "attributes": objects[v.index].attributes(),
+                    "affordances": objects[v.index].affordances, "description": objects[v.index].description,
+                } for v in sorted(visible, key=lambda v: objects[v.index].gt_track)],
+                "relations": [list(r) for r in relations if r[0] in seen and r[2] in seen],
+            }
+            boxes += len(visible)
+            ann_frames.append(frame)
+            ann_lines.append(json.dumps(frame, separators=(",", ":")))
+            if log_progress and time.monotonic() - last_log > 5.0:
+                last_log = time.monotonic()
+                log.info("rendered %d/%d frames (%.0f%%)", k + 1, len(t_cam), 100.0 * (k + 1) / len(t_cam))
+        while ev < len(events):
+            lns, kind, payload = events[ev]
+            if kind == 0:
+                bag.pose(payload[0], lns, *payload[1:])
+            else:
+                bag.camera_info(payload[0], lns)
+            ev += 1
+    finally:
+        bag.close()
+    (out / "annotations.jsonl").write_text("\n".join(ann_lines) + "\n")
+    questions = make_questions(world, ann_frames, seed, fps, minutes)
+    (out / "questions.json").write_text(
+        '{"questions": [\n' + ",\n".join(json.dumps(q) for q in questions) + "\n]}\n")
+    world_json = world.to_json()
+    world_json.update({"world_seed": int(world_seed), "tour_seed": int(seed), "moved": moved})
+    (out / "world.json").write_text(json.dumps(world_json, indent=1) + "\n")
+    summary = SimSummary(out, len(t_cam), len(t_pose), len(world.objects), moved,
+                         [r.kind for r in world.rooms], boxes, len(questions),
+                         dict(Counter(q["type"] for q in questions)), duration, _dir_size(out),
+                         time.monotonic() - started)
+    log.info("tour %s: %d frames, %d objects, %d questions in %.1f s", out, summary.frames,
+             summary.objects, summary.questions, summary.seconds)
+    return summary
+
+
+def move_objects_in(world, count: int, seed: int) -> list[str]:
+    """Apply ``--move-objects`` (kept apart so the parameter name can shadow the function)."""
+    return move_objects(world, count, seed)

@@ -1,0 +1,461 @@
+"""Reader for tour folders in tour-format v1 (see /work/shared/tour-format.md).
+
+A tour is ``bag/`` (rosbag2: metadata.yaml + .mcap or .db3) plus optional ``annotations.jsonl``,
+``questions.json`` and ``world.json``. The bag is read with the ``rosbags`` library. A damaged
+bag never crashes the caller: when rosbags cannot open it (a truncated MCAP has no footer), the
+storage files are scanned record by record and everything readable is returned; every problem is
+logged on ``vlkng.tour`` and kept in :meth:`Tour.read_errors`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import cv2
+import numpy as np
+
+from vlkng_ros.core.model import CameraModel, Pose
+
+log = logging.getLogger("vlkng.tour")
+
+IMAGE_TYPES = ("sensor_msgs/msg/CompressedImage", "sensor_msgs/msg/Image")
+DEFAULT_IMAGE_TOPICS = ("/camera/image_raw/compressed", "/camera/image_raw")
+POSE_TYPES = ("geometry_msgs/msg/PoseWithCovarianceStamped", "geometry_msgs/msg/PoseStamped")
+_MCAP_MAGIC = b"\x89MCAP0\r\n"
+
+
+@dataclass
+class FrameMsg:
+    """One image message of the bag."""
+
+    stamp_ns: int  # header.stamp as int ns (frame identity)
+    rgb: np.ndarray | None  # HxWx3 uint8 RGB; None when it could not be decoded
+    error: str | None  # why decoding failed
+    width: int  # 0 when unknown
+    height: int
+
+
+def _stamp_ns(header: Any) -> int:
+    return int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
+
+
+# ----------------------------------------------------------------------------------------------
+# raw storage access
+
+
+class _Bag:
+    """Messages of one rosbag2 folder as (topic, msgtype, log_ns, raw CDR bytes)."""
+
+    def __init__(self, bag_dir: Path, errors: list[str]):
+        self.dir = bag_dir
+        self.errors = errors
+        self.topics: dict[str, tuple[str, int | None]] = {}  # topic -> (msgtype, message count)
+        self.use_rosbags = True
+        self.files = sorted([*bag_dir.glob("*.mcap"), *bag_dir.glob("*.db3")])
+        try:
+            from rosbags.rosbag2 import Reader
+
+            with Reader(bag_dir) as reader:
+                for c in reader.connections:
+                    self.topics[c.topic] = (c.msgtype, c.msgcount)
+        except Exception as e:  # noqa: BLE001 - any damage: fall back to scanning the files
+            if not self.files:
+                raise ValueError(f"{bag_dir}: not a readable rosbag2 folder ({e})") from e
+            self._error(f"bag {bag_dir} could not be opened normally ({e}); scanning its files for "
+                        f"whatever is readable")
+            self.use_rosbags = False
+            for topic, msgtype, _, _ in self._scan():
+                prev = self.topics.get(topic, (msgtype, 0))
+                self.topics[topic] = (msgtype, (prev[1] or 0) + 1)
+
+    def _error(self, msg: str) -> None:
+        if msg not in self.errors:
+            self.errors.append(msg)
+            log.error("%s", msg)
+
+    def messages(self, topics: set[str]) -> Iterator[tuple[str, str, int, bytes]]:
+        if not self.use_rosbags:
+            yield from ((t, m, ts, d) for t, m, ts, d in self._scan() if t in topics)
+            return
+        from rosbags.rosbag2 import Reader
+
+        count = 0
+        try:
+            with Reader(self.dir) as reader:
+                conns = [c for c in reader.connections if c.topic in topics]
+                if not conns:
+                    return
+                for conn, ts, data in reader.messages(connections=conns):
+                    count += 1
+                    yield conn.topic, conn.msgtype, int(ts), bytes(data)
+        except Exception as e:  # noqa: BLE001 - damaged storage: keep what was read
+            self._error(f"bag {self.dir}: reading stopped after {count} messages on {sorted(topics)}: {e}")
+
+    # -- fallbacks for damaged files -----------------------------------------------------------
+    def _scan(self) -> Iterator[tuple[str, str, int, bytes]]:
+        for f in self.files:
+            if f.suffix == ".mcap":
+                yield from self._scan_mcap(f)
+            else:
+                yield from self._scan_db3(f)
+
+    def _scan_db3(self, path: Path) -> Iterator[tuple[str, str, int, bytes]]:
+        n = 0
+        try:
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                topics = {row[0]: (row[1], row[2]) for row in con.execute("SELECT id, name, type FROM topics")}
+                for tid, ts, data in con.execute("SELECT topic_id, timestamp, data FROM messages ORDER BY id"):
+                    if tid in topics:
+                        n += 1
+                        yield topics[tid][0], topics[tid][1], int(ts), bytes(data)
+            finally:
+                con.close()
+        except sqlite3.Error as e:
+            self._error(f"{path}: database damaged after {n} messages ({e}); the rest is lost")
+
+    def _scan_mcap(self, path: Path) -> Iterator[tuple[str, str, int, bytes]]:
+        schemas: dict[int, str] = {}
+        channels: dict[int, tuple[str, str]] = {}
+        with path.open("rb") as f:
+            if f.read(8) != _MCAP_MAGIC:
+                self._error(f"{path}: not an MCAP file (bad magic)")
+                return
+            while True:
+                head = f.read(9)
+                if len(head) == 0:
+                    self._error(f"{path}: file ends without an MCAP footer (truncated)")
+                    return
+                if len(head) < 9:
+                    self._error(f"{path}: truncated in a record header; later messages are lost")
+                    return
+                op, length = head[0], struct.unpack_from("<Q", head, 1)[0]
+                if op == 0x02:  # footer: done
+                    return
+                if op in (0x03, 0x04, 0x05, 0x06):
+                    body = f.read(length)
+                    if len(body) < length:
+                        self._error(f"{path}: truncated inside a record at byte {f.tell()}; later messages are lost")
+                        return
+                else:
+                    f.seek(length, 1)
+                    continue
+                yield from self._mcap_records([(op, body)], schemas, channels, path)
+
+    def _mcap_records(self, records: list[tuple[int, bytes]], schemas: dict[int, str],
+                      channels: dict[int, tuple[str, str]], path: Path) -> Iterator[tuple[str, str, int, bytes]]:
+        for op, body in records:
+            try:
+                if op == 0x03:
+                    sid = struct.unpack_from("<H", body, 0)[0]
+                    nlen = struct.unpack_from("<I", body, 2)[0]
+                    schemas[sid] = body[6:6 + nlen].decode()
+                elif op == 0x04:
+                    cid, sid = struct.unpack_from("<HH", body, 0)
+                    tlen = struct.unpack_from("<I", body, 4)[0]
+                    channels[cid] = (body[8:8 + tlen].decode(), schemas.get(sid, ""))
+                elif op == 0x05:
+                    cid, _seq, log_time = struct.unpack_from("<HIQ", body, 0)
+                    if cid in channels:
+                        topic, msgtype = channels[cid]
+                        yield topic, msgtype, int(log_time), body[22:]
+                elif op == 0x06:
+                    yield from self._mcap_records(self._chunk_records(body, path), schemas, channels, path)
+            except (struct.error, UnicodeDecodeError) as e:
+                self._error(f"{path}: malformed MCAP record (op {op:#x}): {e}")
+
+    def _chunk_records(self, body: bytes, path: Path) -> list[tuple[int, bytes]]:
+        clen = struct.unpack_from("<I", body, 28)[0]
+        compression = body[32:32 + clen].decode()
+        pos = 32 + clen
+        rlen = struct.unpack_from("<Q", body, pos)[0]
+        data = body[pos + 8:pos + 8 + rlen]
+        if compression == "zstd":
+            import zstandard
+
+            data = zstandard.ZstdDecompressor().decompress(data, max_output_size=struct.unpack_from("<Q", body, 16)[0])
+        elif compression:
+            self._error(f"{path}: chunk compression {compression!r} is not supported; chunk skipped")
+            return []
+        out, i = [], 0
+        while i + 9 <= len(data):
+            op, length = data[i], struct.unpack_from("<Q", data, i + 1)[0]
+            out.append((op, data[i + 9:i + 9 + length]))
+            i += 9 + length
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# validation of the optional files
+
+
+def _valid_bbox(b: Any) -> bool:
+    return (isinstance(b, (list, tuple)) and len(b) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in b))
+
+
+def _load_annotations(path: Path, errors: list[str]) -> dict[int, dict]:
+    out: dict[int, dict] = {}
+    if not path.exists():
+        return out
+    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as e:
+            _problem(errors, f"{path}:{n}: not JSON ({e}); line skipped")
+            continue
+        stamp = d.get("stamp_ns") if isinstance(d, dict) else None
+        if not isinstance(stamp, int) or isinstance(stamp, bool) or not isinstance(d.get("objects", []), list):
+            _problem(errors, f"{path}:{n}: needs an integer stamp_ns and an objects list; line skipped")
+            continue
+        objects = []
+        for o in d.get("objects", []):
+            if (isinstance(o, dict) and isinstance(o.get("gt_track"), str) and isinstance(o.get("label"), str)
+                    and _valid_bbox(o.get("bbox"))):
+                objects.append(o)
+            else:
+                _problem(errors, f"{path}:{n}: object without gt_track/label/bbox dropped: {str(o)[:80]}")
+        rels = [r for r in d.get("relations", []) or []
+                if isinstance(r, (list, tuple)) and len(r) == 3 and all(isinstance(v, str) for v in r)]
+        if stamp in out:
+            _problem(errors, f"{path}:{n}: duplicate stamp_ns {stamp}; later line kept")
+        out[stamp] = {**d, "objects": objects, "relations": rels}
+    return out
+
+
+def _load_questions(path: Path, errors: list[str]) -> list[dict]:
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        _problem(errors, f"{path}: not JSON ({e}); no questions loaded")
+        return []
+    items = data.get("questions") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        _problem(errors, f"{path}: expected {{\"questions\": [...]}}; no questions loaded")
+        return []
+    out = []
+    for i, q in enumerate(items):
+        why = _question_problem(q)
+        if why:
+            _problem(errors, f"{path}: question #{i} ({q.get('id') if isinstance(q, dict) else '?'}) skipped: {why}")
+        else:
+            out.append(q)
+    return out
+
+
+def _question_problem(q: Any) -> str | None:
+    if not isinstance(q, dict):
+        return "not an object"
+    if not isinstance(q.get("id"), str) or not isinstance(q.get("type"), str):
+        return "needs string id and type"
+    if not isinstance(q.get("question"), str) or not q["question"].strip():
+        return "needs a question text"
+    frames = q.get("frames", [])
+    if not isinstance(frames, list) or not all(
+            isinstance(f, (list, tuple)) and len(f) == 2 and all(isinstance(v, int) for v in f) and f[0] <= f[1]
+            for f in frames):
+        return "frames must be [start_ns, end_ns] integer intervals"
+    options = q.get("options")
+    if options is not None:
+        if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+            return "options must be a list of strings"
+        letters = [o.split(".", 1)[0].strip() for o in options]
+        if q.get("answer") not in letters:
+            return f"answer {q.get('answer')!r} is not one of the options' letters"
+    goal = q.get("goal_xy")
+    if goal is not None and not (isinstance(goal, (list, tuple)) and len(goal) == 2
+                                 and all(isinstance(v, (int, float)) for v in goal)):
+        return "goal_xy must be [x, y]"
+    return None
+
+
+def _problem(errors: list[str], msg: str) -> None:
+    errors.append(msg)
+    log.warning("%s", msg)
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+class Tour:
+    """One tour folder. Open with :meth:`Tour.open`."""
+
+    def __init__(self, path: Path, bag: _Bag, image_topic: str, pose_topic: str, camera_info_topic: str,
+                 annotations: dict[int, dict], questions: list[dict], world: dict | None, errors: list[str]):
+        self.path = path
+        self.tour_id = path.name
+        self._bag = bag
+        self.image_topic = image_topic
+        self.pose_topic = pose_topic
+        self.camera_info_topic = camera_info_topic
+        self.annotations = annotations
+        self.questions = questions
+        self.world = world
+        self._errors = errors
+        self._poses: list[tuple[int, Pose]] | None = None
+        self._frame_count: int | None = None
+
+    @staticmethod
+    def open(path: str | Path, image_topic: str | None = None, pose_topic: str = "/pose",
+             camera_info_topic: str = "/camera/camera_info") -> "Tour":
+        root = Path(path).expanduser()
+        if not root.exists():
+            raise FileNotFoundError(f"tour folder {root} does not exist")
+        if not root.is_dir():
+            raise ValueError(f"{root} is not a tour folder (tour-format v1 is a folder with bag/ inside)")
+        bag_dir = root / "bag"
+        if not bag_dir.is_dir():
+            raise FileNotFoundError(f"{root} is not a tour: no bag/ folder (tour-format v1 needs bag/ with "
+                                    f"metadata.yaml and a .mcap or .db3 file)")
+        errors: list[str] = []
+        bag = _Bag(bag_dir, errors)
+        topics = bag.topics
+        if image_topic is None:
+            image_topic = next((t for t in DEFAULT_IMAGE_TOPICS if t in topics), None) or next(
+                (t for t, (m, _) in sorted(topics.items()) if m in IMAGE_TYPES), None)
+            if image_topic is None:
+                raise ValueError(f"{bag_dir}: no image topic (CompressedImage or Image) among {sorted(topics)}")
+        elif image_topic not in topics:
+            raise ValueError(f"{bag_dir}: image topic {image_topic} not in the bag (topics: {sorted(topics)})")
+        elif topics[image_topic][0] not in IMAGE_TYPES:
+            raise ValueError(f"{bag_dir}: {image_topic} is {topics[image_topic][0]}, not an image type")
+        if pose_topic not in topics:
+            log.warning("%s: no %s topic; frames will have no pose", bag_dir, pose_topic)
+        annotations = _load_annotations(root / "annotations.jsonl", errors)
+        questions = _load_questions(root / "questions.json", errors)
+        world = None
+        if (root / "world.json").exists():
+            try:
+                world = json.loads((root / "world.json").read_text())
+                if not isinstance(world, dict) or not isinstance(world.get("objects", []), list):
+                    raise ValueError("expected an object with an objects list")
+            except (ValueError, UnicodeDecodeError) as e:
+                _problem(errors, f"{root / 'world.json'}: unusable ({e}); ignored")
+                world = None
+        return Tour(root, bag, image_topic, pose_topic, camera_info_topic, annotations, questions, world, errors)
+
+    # ------------------------------------------------------------------------------------------
+    @property
+    def _typestore(self):
+        from rosbags.typesys import Stores, get_typestore
+
+        if not hasattr(self, "_ts"):
+            self._ts = get_typestore(Stores.ROS2_HUMBLE)
+        return self._ts
+
+    def _deserialize(self, raw: bytes, msgtype: str, log_ns: int) -> Any | None:
+        try:
+            return self._typestore.deserialize_cdr(raw, msgtype)
+        except Exception as e:  # noqa: BLE001 - a damaged message is skipped, not fatal
+            _problem(self._errors, f"{self.tour_id}: {msgtype} message logged at {log_ns} is unreadable ({e}); skipped")
+            return None
+
+    def frames(self) -> Iterator[FrameMsg]:
+        """Image messages in stamp order; non-increasing stamps (clock jumps) are skipped."""
+        last = None
+        for _, msgtype, log_ns, raw in self._bag.messages({self.image_topic}):
+            msg = self._deserialize(raw, msgtype, log_ns)
+            if msg is None:
+                continue
+            stamp = _stamp_ns(msg.header)
+            if last is not None and stamp <= last:
+                _problem(self._errors, f"{self.tour_id}: image stamp {stamp} is not after {last} (clock jump?); "
+                                       f"frame skipped")
+                continue
+            last = stamp
+            frame = _decode(msg, msgtype, stamp)
+            if frame.error:
+                _problem(self._errors, f"{self.tour_id}: frame {stamp}: {frame.error}")
+            yield frame
+
+    def frame_count(self) -> int:
+        """Number of image messages in the bag (from the bag's index when it has one)."""
+        if self._frame_count is None:
+            count = self._bag.topics.get(self.image_topic, ("", None))[1]
+            if not count:
+                count = sum(1 for _ in self._bag.messages({self.image_topic}))
+            self._frame_count = int(count)
+        return self._frame_count
+
+    def poses(self) -> list[tuple[int, Pose]]:
+        """(stamp_ns, Pose) of every pose message, sorted by stamp."""
+        if self._poses is None:
+            out: list[tuple[int, Pose]] = []
+            for _, msgtype, log_ns, raw in self._bag.messages({self.pose_topic}):
+                if msgtype not in POSE_TYPES:
+                    _problem(self._errors, f"{self.tour_id}: {self.pose_topic} has type {msgtype}; no poses read")
+                    break
+                msg = self._deserialize(raw, msgtype, log_ns)
+                if msg is None:
+                    continue
+                p = msg.pose.pose if msgtype.endswith("WithCovarianceStamped") else msg.pose
+                vals = (p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+                        p.orientation.z, p.orientation.w)
+                if not all(math.isfinite(v) for v in vals):
+                    _problem(self._errors, f"{self.tour_id}: pose at {_stamp_ns(msg.header)} is not finite; skipped")
+                    continue
+                out.append((_stamp_ns(msg.header), Pose(*(float(v) for v in vals), frame_id=msg.header.frame_id or "map")))
+            out.sort(key=lambda sp: sp[0])
+            self._poses = out
+        return list(self._poses)
+
+    def camera_model(self, default_hfov_deg: float) -> CameraModel:
+        """Intrinsics from the first usable CameraInfo, else ``default_hfov_deg`` and the frame size."""
+        if self.camera_info_topic in self._bag.topics:
+            for _, msgtype, log_ns, raw in self._bag.messages({self.camera_info_topic}):
+                msg = self._deserialize(raw, msgtype, log_ns)
+                if msg is None:
+                    continue
+                k = [float(v) for v in msg.k]
+                if msg.width > 0 and msg.height > 0 and k[0] > 0 and k[4] > 0:
+                    return CameraModel(int(msg.width), int(msg.height), k[0], k[4], k[2], k[5])
+        for frame in self.frames():
+            if frame.width > 0 and frame.height > 0:
+                return CameraModel.from_hfov(frame.width, frame.height, default_hfov_deg)
+        raise ValueError(f"{self.tour_id}: no CameraInfo and no decodable frame to size the camera from")
+
+    def read_errors(self) -> list[str]:
+        """Problems met so far while reading (damaged bag, bad messages, bad annotation lines)."""
+        return list(self._errors)
+
+
+def _decode(msg: Any, msgtype: str, stamp: int) -> FrameMsg:
+    if msgtype == "sensor_msgs/msg/CompressedImage":
+        fmt = str(msg.format).lower()
+        kind = "PNG" if "png" in fmt else ("JPEG" if ("jpeg" in fmt or "jpg" in fmt) else None)
+        data = np.asarray(msg.data, dtype=np.uint8)
+        bgr = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+        if bgr is None:
+            why = f"corrupt {kind}" if kind else f"unknown compressed format {msg.format!r}"
+            return FrameMsg(stamp, None, why, 0, 0)
+        return FrameMsg(stamp, cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), None, bgr.shape[1], bgr.shape[0])
+    w, h, enc, step = int(msg.width), int(msg.height), str(msg.encoding).lower(), int(msg.step)
+    channels = {"rgb8": 3, "bgr8": 3, "mono8": 1, "8uc1": 1, "8uc3": 3, "rgba8": 4, "bgra8": 4}.get(enc)
+    if channels is None:
+        return FrameMsg(stamp, None, f"unknown encoding {msg.encoding!r}", w, h)
+    data = np.asarray(msg.data, dtype=np.uint8)
+    if w <= 0 or h <= 0 or step < w * channels or data.size < step * h:
+        return FrameMsg(stamp, None, f"image data too short for {w}x{h} {enc} (step {step}, {data.size} bytes)", w, h)
+    img = data[: step * h].reshape(h, step)[:, : w * channels].reshape(h, w, channels)
+    if channels == 1:
+        rgb = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+    elif enc in ("bgr8", "8uc3"):
+        rgb = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    elif enc == "rgba8":
+        rgb = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
+    elif enc == "bgra8":
+        rgb = cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
+    else:
+        rgb = np.ascontiguousarray(img)
+    return FrameMsg(stamp, rgb, None, w, h)
