@@ -42,12 +42,13 @@ def rrf(rankings: list[Ranked], k: int) -> Ranked:
     return out
 
 
-def vector_ranking(memory: "Memory", collection: str | None, vec: np.ndarray, k: int) -> Ranked:
+def vector_ranking(memory: "Memory", collection: str | None, vec: np.ndarray, k: int,
+                   hits: list | None = None) -> Ranked:
     """Objects by their best per-chunk embedding similarity (top-k search, no scan)."""
     ranked = Ranked()
     if not collection:
         return ranked
-    for hit in memory.vectors.search(collection, vec, k):
+    for hit in hits if hits is not None else memory.vectors.search(collection, vec, k):
         oid = hit.payload.get("object_id")
         if oid:
             ranked.add(str(oid), float(hit.score))
@@ -66,14 +67,16 @@ class Retriever:
     def entity_ranking(self, phrase: str, pq: ParsedQuery, with_attrs: bool) -> tuple[Ranked, dict[str, ObjectNode]]:
         text = " ".join(dict.fromkeys(pq.attributes + [phrase])) if with_attrs else phrase
         vec = self.labels.embed([text])[0]
+        # one top-k search serves both the label-synonym lookup and (GER) the object ranking
+        hits = self.memory.vectors.search(self.memory.text_collection, vec, self.cfg.vector_k)
         labels = self.labels.similar_labels(phrase, self.labels.embed([phrase])[0] if with_attrs else vec,
-                                            self.cfg.vector_k)
+                                            self.cfg.vector_k, hits)
         lab_rank, nodes = label_ranking(self.memory, labels, pq if with_attrs else ParsedQuery(text=""),
                                         LABEL_LOOKUP_LIMIT)
         rankings = [lab_rank]
         if self.use_vectors:
             rankings.append(vector_ranking(self.memory, self.memory.text_collection, vec,
-                                           self.cfg.vector_k))
+                                           self.cfg.vector_k, hits))
             img = self.memory.image_embedder
             if img is not None:
                 rankings.append(vector_ranking(self.memory, self.memory.image_collection,

@@ -91,7 +91,7 @@ class LabelIndex:
                 self._vecs[lab] = v
         return np.stack([self._vecs[lab] for lab in labels])
 
-    def similar_labels(self, phrase: str, phrase_vec: np.ndarray, k: int) -> dict[str, float]:
+    def similar_labels(self, phrase: str, phrase_vec: np.ndarray, k: int, hits: list | None = None) -> dict[str, float]:
         """Labels in memory close to ``phrase``: exact words always; others via the vector
         store's top-k payload labels, kept when their embedding is close enough."""
         toks = words(phrase)
@@ -99,7 +99,8 @@ class LabelIndex:
         if toks:
             exact |= {toks[-1], singular(toks[-1])}
         out = {lab: 1.0 for lab in exact if lab}
-        hits = self.memory.vectors.search(self.memory.text_collection, phrase_vec, k)
+        if hits is None:
+            hits = self.memory.vectors.search(self.memory.text_collection, phrase_vec, k)
         labels = sorted({str(h.payload.get("label", "")).lower() for h in hits} - {""} - set(out))
         if labels:
             sims = self.label_vectors(labels) @ phrase_vec
