@@ -1,0 +1,183 @@
+"""The synthetic tour generator: what a user of `vlkng sim` would check on its output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vlkng_ros.core.sim import generate_tour
+from vlkng_ros.core.tour import Tour
+
+TYPES = {"object_search", "scene_description", "spatial_relation", "action_place", "temporal"}
+
+
+@pytest.fixture(scope="module")
+def tour_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sim") / "home"
+    summary = generate_tour(out, minutes=0.5, seed=3, log_progress=False)
+    assert summary.frames == 150
+    return out
+
+
+@pytest.fixture(scope="module")
+def tour(tour_dir) -> Tour:
+    return Tour.open(tour_dir)
+
+
+@pytest.fixture(scope="module")
+def frames(tour):
+    return list(tour.frames())
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_reader_round_trip(tour_dir, tour, frames):
+    ann = _lines(tour_dir / "annotations.jsonl")
+    assert tour.tour_id == "home"
+    assert tour.frame_count() == len(frames) == len(ann) == 150
+    stamps = [f.stamp_ns for f in frames]
+    assert stamps == [a["stamp_ns"] for a in ann]
+    assert all(a < b for a, b in zip(stamps, stamps[1:]))
+    assert stamps[0] > 1_600_000_000 * 10**9  # a realistic epoch
+    assert all(f.rgb is not None and f.rgb.shape == (480, 640, 3) and f.error is None for f in frames)
+    assert tour.read_errors() == []
+
+
+def test_poses_are_slam_like_and_not_in_step_with_the_camera(tour, frames):
+    poses = tour.poses()
+    stamps = [s for s, _ in poses]
+    assert stamps == sorted(stamps)
+    assert 100 <= len(poses) <= 140  # ~4 Hz over 30 s
+    assert all(p.frame_id == "map" for _, p in poses)
+    assert not set(stamps) & {f.stamp_ns for f in frames}
+    # consecutive poses move at robot speeds (no teleporting), and the robot does move
+    xy = np.array([(p.x, p.y) for _, p in poses])
+    step = np.linalg.norm(np.diff(xy, axis=0), axis=1)
+    assert step.max() < 0.4 and step.sum() > 2.0
+    world = tour.world
+    rooms = world["rooms"]
+    inside = [any(r["bounds"][0] - 0.1 <= x <= r["bounds"][2] + 0.1 and r["bounds"][1] - 0.1 <= y <= r["bounds"][3] + 0.1
+                  for r in rooms) for x, y in xy]
+    assert all(inside)
+
+
+def test_camera_info(tour):
+    cam = tour.camera_model(60.0)
+    assert (cam.width, cam.height) == (640, 480)
+    assert cam.fx == pytest.approx(320.0, rel=1e-6)  # 90 degrees, not the 60 default
+
+
+def test_boxes_are_inside_the_image_and_on_the_objects_pixels(tour, frames):
+    rgb_of = {o["gt_track"]: np.array(o["rgb"], dtype=np.float32) for o in tour.world["objects"]}
+    checked, passed = 0, 0
+    for f in frames:
+        ann = tour.annotations[f.stamp_ns]
+        for o in ann["objects"]:
+            x1, y1, x2, y2 = o["bbox"]
+            assert 0 <= x1 < x2 <= 640 and 0 <= y1 < y2 <= 480
+            assert x2 - x1 >= 8 and y2 - y1 >= 8
+            if (x2 - x1) * (y2 - y1) < 400 or f.stamp_ns % 3:
+                continue
+            patch = f.rgb[y1:y2, x1:x2].reshape(-1, 3).astype(np.float32)
+            close = np.linalg.norm(patch - rgb_of[o["gt_track"]], axis=1) < 60
+            checked += 1
+            passed += close.mean() > 0.3
+    assert checked >= 30
+    assert passed / checked > 0.85
+
+
+def test_annotation_fields_and_relations(tour):
+    world = {o["gt_track"]: o for o in tour.world["objects"]}
+    labels_seen, relations_seen = set(), 0
+    for ann in tour.annotations.values():
+        assert ann["place"] in {"kitchen", "living room", "office", "bedroom", "bathroom", "hallway"}
+        tracks = {o["gt_track"] for o in ann["objects"]}
+        for o in ann["objects"]:
+            assert o["label"] == world[o["gt_track"]]["label"]
+            assert set(o["attributes"]) == {"color", "material", "size"} and o["affordances"] and o["description"]
+            labels_seen.add(o["label"])
+        for s, p, obj in ann["relations"]:
+            assert s in tracks and obj in tracks and p in {"on", "under", "in", "next to"}
+            relations_seen += 1
+    assert len(labels_seen) >= 6 and relations_seen > 0
+
+
+def test_world_has_repeated_classes_and_lookalikes(tour):
+    objs = tour.world["objects"]
+    assert 4 <= len(tour.world["rooms"]) <= 6
+    plants = [o for o in objs if o["label"] == "plant"]
+    assert len(plants) >= 2 and len({o["room"] for o in plants}) >= 2
+    assert len({o["description"] for o in plants}) == 1  # identical-looking, different rooms
+    assert all(len(o["xy"]) == 2 and o["gt_track"] for o in objs)
+    assert len({o["gt_track"] for o in objs}) == len(objs)
+
+
+def test_questions_cover_every_type_with_valid_ground_truth(tour, frames):
+    qs = tour.questions
+    assert {q["type"] for q in qs} == TYPES
+    stamps = [f.stamp_ns for f in frames]
+    stamp_set = set(stamps)
+    world = {o["gt_track"]: o for o in tour.world["objects"]}
+    assert len({q["id"] for q in qs}) == len(qs)
+    for q in qs:
+        assert q["frames"], q
+        for a, b in q["frames"]:
+            assert stamps[0] <= a <= b <= stamps[-1] and a in stamp_set and b in stamp_set
+            shown = [s for s in stamps if a <= s <= b]
+            # the answer is visible in every frame of the interval
+            assert all(set(q["targets"]) & {o["gt_track"] for o in tour.annotations[s]["objects"]} for s in shown), q
+        if q["options"] is not None:
+            letters = [o.split(".", 1)[0] for o in q["options"]]
+            assert 2 <= len(letters) <= 4 and letters == list("ABCD"[: len(letters)])
+            assert q["answer"] in letters
+            assert len(set(q["options"])) == len(q["options"])
+        else:
+            assert q["answer"] is None
+        if "goal_xy" in q:
+            assert q["goal_xy"] == world[q["targets"][0]]["xy"]
+    assert any(q["type"] == "object_search" and "goal_xy" in q for q in qs)
+    assert any(q["type"] == "action_place" and "goal_xy" in q for q in qs)
+
+
+def test_same_arguments_same_bytes(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    generate_tour(a, minutes=0.15, seed=11, log_progress=False)
+    generate_tour(b, minutes=0.15, seed=11, log_progress=False)
+    for name in ("annotations.jsonl", "questions.json", "world.json"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    c = tmp_path / "c"
+    generate_tour(c, minutes=0.15, seed=12, world_seed=11, log_progress=False)
+    wa, wc = json.loads((a / "world.json").read_text()), json.loads((c / "world.json").read_text())
+    assert [o["xy"] for o in wa["objects"]] == [o["xy"] for o in wc["objects"]]  # same home
+    assert (a / "annotations.jsonl").read_bytes() != (c / "annotations.jsonl").read_bytes()  # other walk
+
+
+def test_move_objects_moves_exactly_n(tmp_path, capsys):
+    from vlkng_ros.cli import main
+
+    base = tmp_path / "base"
+    generate_tour(base, minutes=0.05, seed=1, world_seed=5, log_progress=False)
+    assert main(["sim", "--out", str(tmp_path / "moved"), "--minutes", "0.05", "--seed", "2",
+                 "--world-seed", "5", "--move-objects", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "frames" in out and "questions" in out and "MB" in out
+    w0 = {o["gt_track"]: o for o in json.loads((base / "world.json").read_text())["objects"]}
+    w1 = {o["gt_track"]: o for o in json.loads((tmp_path / "moved" / "world.json").read_text())["objects"]}
+    assert w0.keys() == w1.keys()
+    moved = [t for t in w0 if w0[t]["xy"] != w1[t]["xy"]]
+    assert len(moved) == 3
+    assert all(not w1[t]["furniture"] and w1[t]["moved_from"] == w0[t]["xy"] for t in moved)
+    # an existing tour is not overwritten silently
+    assert main(["sim", "--out", str(base), "--minutes", "0.05"]) == 1
+
+
+def test_bad_arguments_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="movable|free spots"):
+        generate_tour(tmp_path / "x", minutes=0.05, seed=1, move_objects=500, log_progress=False)
+    with pytest.raises(ValueError, match="positive"):
+        generate_tour(tmp_path / "y", minutes=0, log_progress=False)
