@@ -328,3 +328,38 @@ def test_sqlite_corrupt_file_is_a_store_error(tmp_path):
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="graph.sqlite"):
         SqliteGraphStore(path)
+
+
+# --- registry -----------------------------------------------------------------------------------
+def test_registry_opens_configured_stores(tmp_path, monkeypatch):
+    from vlkng_ros.core.config import StoreConfig
+    from vlkng_ros.core.stores.registry import open_graph_store, open_vector_store
+
+    graph = open_graph_store(StoreConfig(), tmp_path)
+    try:
+        assert graph.name == "sqlite" and (tmp_path / "graph.sqlite").exists()
+    finally:
+        graph.close()
+    vectors = open_vector_store(StoreConfig(), tmp_path)
+    vectors.close()
+    assert (tmp_path / "qdrant").is_dir()
+    with pytest.raises(ValueError, match="sqlite"):
+        open_graph_store(StoreConfig(graph_backend="mysql"), tmp_path)
+    with pytest.raises(ValueError, match="qdrant"):
+        open_vector_store(StoreConfig(vector_backend="faiss"), tmp_path)
+    monkeypatch.delenv("VLKNG_NO_SUCH_PASSWORD", raising=False)
+    with pytest.raises(StoreError, match="VLKNG_NO_SUCH_PASSWORD"):
+        open_graph_store(StoreConfig(graph_backend="neo4j", neo4j_password_env="VLKNG_NO_SUCH_PASSWORD"),
+                         tmp_path)
+
+
+def test_unreachable_neo4j_is_a_store_error_without_the_password(tmp_path, monkeypatch):
+    from vlkng_ros.core.config import StoreConfig
+    from vlkng_ros.core.stores.registry import open_graph_store
+
+    monkeypatch.setenv("VLKNG_TEST_SECRET_PW", "s3cret-value")
+    cfg = StoreConfig(graph_backend="neo4j", neo4j_uri="bolt://127.0.0.1:9",
+                      neo4j_password_env="VLKNG_TEST_SECRET_PW")
+    with pytest.raises(StoreError, match="bolt://127.0.0.1:9") as err:
+        open_graph_store(cfg, tmp_path)
+    assert "s3cret-value" not in str(err.value)

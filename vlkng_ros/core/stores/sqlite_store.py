@@ -49,8 +49,10 @@ CREATE TABLE IF NOT EXISTS objects(
     x REAL, y REAL, last_seen_ns INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS objects_by_last_seen ON objects(last_seen_ns);
 CREATE TABLE IF NOT EXISTS object_labels(
-    label TEXT NOT NULL, object_id TEXT NOT NULL, PRIMARY KEY (label, object_id)) WITHOUT ROWID;
+    label TEXT NOT NULL, object_id TEXT NOT NULL, last_seen_ns INTEGER NOT NULL,
+    PRIMARY KEY (label, object_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS object_labels_by_object ON object_labels(object_id);
+CREATE INDEX IF NOT EXISTS object_labels_by_recency ON object_labels(label, last_seen_ns DESC, object_id);
 CREATE TABLE IF NOT EXISTS observations(
     tour_id TEXT NOT NULL, stamp_ns INTEGER NOT NULL, object_id TEXT NOT NULL,
     PRIMARY KEY (tour_id, stamp_ns, object_id)) WITHOUT ROWID;
@@ -229,8 +231,8 @@ class SqliteGraphStore(GraphStore):
                 con.execute("INSERT INTO objects_rtree(rid, min_x, max_x, min_y, max_y) "
                             "VALUES (?, ?, ?, ?, ?)", (rid, x, x, y, y))
         con.execute("DELETE FROM object_labels WHERE object_id = ?", (obj.id,))
-        con.executemany("INSERT INTO object_labels(label, object_id) VALUES (?, ?)",
-                        [(label, obj.id) for label in object_labels(obj)])
+        con.executemany("INSERT INTO object_labels(label, object_id, last_seen_ns) VALUES (?, ?, ?)",
+                        [(label, obj.id, int(obj.last_seen_ns)) for label in object_labels(obj)])
         con.execute("DELETE FROM observations WHERE object_id = ?", (obj.id,))
         con.executemany("INSERT INTO observations(tour_id, stamp_ns, object_id) VALUES (?, ?, ?)",
                         [(t, s, obj.id) for t, s in object_frames(obj)])
@@ -284,11 +286,16 @@ class SqliteGraphStore(GraphStore):
         wanted = sorted({s.strip().lower() for s in labels if s and s.strip()})
         if not wanted or limit <= 0:
             return []
-        rows = self._query(
-            "SELECT o.data FROM objects o WHERE o.id IN (SELECT l.object_id FROM object_labels l "
-            "WHERE l.label IN (SELECT value FROM json_each(?))) "
-            "ORDER BY o.last_seen_ns DESC, o.id LIMIT ?", (_json_list(wanted), int(limit)))
-        return [_obj(r[0]) for r in rows]
+        # Per label, an index range scan that stops after ``limit`` rows; then merge the few.
+        best: dict[str, int] = {}
+        with self._lock:
+            for label in wanted:
+                for object_id, seen in self._query(
+                        "SELECT object_id, last_seen_ns FROM object_labels WHERE label = ? "
+                        "ORDER BY last_seen_ns DESC, object_id LIMIT ?", (label, int(limit))):
+                    best[object_id] = seen
+            top = sorted(best, key=lambda i: (-best[i], i))[:limit]
+            return self.get_objects(top)
 
     def objects_in_frames(self, frames: Iterable[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
         out: dict[tuple[str, int], list[str]] = {}
