@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tour-id", default="", help="tour id of what is captured (default: from --tour-dir, "
                                                  "else a UTC date-time)")
     p.add_argument("--tour-dir", default="", help="tour folder whose annotations feed simulated perception")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[],
+                   help="override one parameter for every node, e.g. --set perception.noise=0 (repeatable)")
     p.add_argument("--use-sim-time", action="store_true", help="follow /clock (with vlkng replay)")
     p.add_argument("--exit-after-idle", type=float, default=0.0, metavar="S",
                    help="exit once no image arrived for S seconds and all work is merged (batch use)")
@@ -45,6 +47,13 @@ def run(args: argparse.Namespace) -> int:
     if params and not Path(params).is_file():
         raise FileNotFoundError(f"parameters file {params} does not exist")
     ros = ros_args(params, args.use_sim_time)
+    set_params: dict[str, str] = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set expects NAME=VALUE, got {item!r}")
+        set_params[name.strip()] = value.strip()
+        ros += ["-p", f"{name.strip()}:={value.strip()}"]
     if args.namespace:
         ros += ["-r", f"__ns:=/{args.namespace.strip('/')}"]
     overrides: dict[str, object] = {}
@@ -54,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.tour_dir:
         overrides["tour_dir"] = str(Path(args.tour_dir).resolve())
     rclpy.init(args=ros)
-    suite = make_suite(args.memory, params, node_overrides=overrides)
+    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides=set_params)
     try:
         suite.start()
         log.info("running: memory %s, params %s; Ctrl-C to stop", args.memory, params or "(defaults)")

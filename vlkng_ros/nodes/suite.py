@@ -55,13 +55,13 @@ class Suite:
 
 def make_suite(memory_dir: str | Path, params_file: str | None = None, namespace: str = "",
                node_overrides: dict[str, Any] | None = None, perceiver: Perceiver | None = None,
-               memory: Memory | None = None) -> Suite:
+               memory: Memory | None = None, config_overrides: dict[str, Any] | None = None) -> Suite:
     """Create every node (rclpy must be initialised; parameters come from the init args).
 
     ``node_overrides`` are parameter overrides applied to every node (``tour_id``, ...)."""
     from rclpy.parameter import Parameter
 
-    cfg = load_config(params_file)
+    cfg = load_config(params_file, config_overrides)
     memory = memory or Memory.open(memory_dir, cfg)
     overrides = [Parameter(k, value=v) for k, v in (node_overrides or {}).items()]
     kw: dict[str, Any] = {"namespace": namespace} if namespace else {}
