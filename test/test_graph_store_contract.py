@@ -95,6 +95,15 @@ def test_apply_merge_is_idempotent(store: GraphStore):
     assert store.count_objects() == 1 and store.count_relations() == 0
 
 
+def test_same_id_twice_in_one_merge_keeps_the_last(store: GraphStore):
+    first = make_object("o1", "cup", [("t", 1)], (0.0, 0.0))
+    last = make_object("o1", "mug", [("t", 2)], (3.0, 0.0))
+    store.apply_merge("t#000000", [first, last], [])
+    assert store.get_objects(["o1"]) == [last] and store.count_objects() == 1
+    assert store.objects_in_frames([("t", 1), ("t", 2)]) == {("t", 1): [], ("t", 2): ["o1"]}
+    assert store.objects_by_label(["cup"]) == []
+
+
 def test_relation_stamps_union(store: GraphStore):
     a, b = make_object("a", "cup", [("t", 1)]), make_object("b", "table", [("t", 1)])
     store.apply_merge("t#000000", [a, b], [make_relation("a", "on", "b", [3, 1]),

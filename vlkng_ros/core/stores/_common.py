@@ -51,6 +51,14 @@ def object_position(obj: ObjectNode) -> tuple[float, float] | None:
     return x, y
 
 
+def last_per_id(objects: Sequence[ObjectNode]) -> list[ObjectNode]:
+    """One object per id (the last given wins), in first-seen order: a merge replaces by id."""
+    by_id: dict[str, ObjectNode] = {}
+    for obj in objects:
+        by_id[obj.id] = obj
+    return list(by_id.values())
+
+
 def union_stamps(old: Iterable[int], new: Iterable[int]) -> list[int]:
     return sorted({int(s) for s in old} | {int(s) for s in new})
 

@@ -11,7 +11,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from ..model import Keyframe, ObjectNode, Relation
 from . import cypher
-from ._common import (check_relation_endpoints, decode_json, keyframe_json, merge_relation_batch,
+from ._common import (check_relation_endpoints, decode_json, keyframe_json, last_per_id,
+                      merge_relation_batch,
                       object_frames, object_json, object_labels, object_position, tour_of_chunk,
                       union_stamps, validate_namespace)
 from .base import GraphStore, StoreError
@@ -89,7 +90,7 @@ class Neo4jGraphStore(GraphStore):
                     relations: Sequence[Relation]) -> bool:
         if self._closed:
             raise StoreError(f"graph store {self.target} is closed")
-        object_rows = [_object_row(obj) for obj in objects]  # raises before anything is written
+        object_rows = [_object_row(obj) for obj in last_per_id(objects)]  # raises before anything is written
         batch = merge_relation_batch(relations)
         ns = self.ns
 

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from ..model import Keyframe, ObjectNode, Relation
-from ._common import (check_relation_endpoints, decode_json, keyframe_json, merge_relation_batch,
+from ._common import (check_relation_endpoints, decode_json, keyframe_json, last_per_id,
+                      merge_relation_batch,
                       object_frames, object_json, object_labels, object_position, tour_of_chunk,
                       union_stamps)
 from .base import GraphStore, StoreError
@@ -194,7 +195,7 @@ class SqliteGraphStore(GraphStore):
         with self._tx() as con:
             if con.execute("SELECT 1 FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone():
                 return False
-            for obj in objects:  # serialised one by one inside the transaction: a bad one rolls back
+            for obj in last_per_id(objects):  # serialised one by one inside the transaction: a bad one rolls back
                 self._replace_object(con, obj)
             batch = merge_relation_batch(relations)
             if batch:
