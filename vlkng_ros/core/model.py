@@ -216,6 +216,9 @@ class ObjectNode:
     # When-and-where history: (stamp_ns, x, y) each time the estimated position moved notably.
     position_history: list[tuple[int, float, float]] = field(default_factory=list)
     tours: list[str] = field(default_factory=list)
+    # Sums of the bearing-ray least squares behind ``position`` (geometry.RayAccumulator), so
+    # each new sighting refines the estimate at constant cost. Empty for objects made elsewhere.
+    ray_stats: list[float] = field(default_factory=list)
 
     def text(self) -> str:
         attrs = " ".join(v for _, v in sorted(self.attributes.items()) if v)

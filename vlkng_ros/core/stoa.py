@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from .config import VlkngConfig
-from .geometry import fuse, ray_for, triangulate
+from .geometry import RayAccumulator, fuse, ray_for
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Relation
@@ -39,7 +39,7 @@ WEIGHTS_SAME_TOUR = (0.2, 0.1, 0.7)
 WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
 LABEL_GATE = 0.55  # below this label similarity (and weak text similarity) two objects never match
 TEXT_GATE = 0.75
-POSITION_NOISE_M2 = 0.05
+POSITION_NOISE_M2 = 0.1
 
 
 @dataclass
@@ -64,6 +64,7 @@ class _New:
     position: tuple[float, float] | None
     var: float
     place: str | None
+    rays: RayAccumulator
 
 
 def object_id_for(chunk_id: str, local_id: str) -> str:
@@ -147,15 +148,15 @@ class StoaMerger:
         label_vecs = self._emb.get([o.label.lower() for o in objs])
         news = []
         for o, v, lv in zip(objs, vecs, label_vecs):
-            rays = []
+            rays = RayAccumulator()
             for stamp, box in o.boxes.items():
                 kf = keyframes.get(stamp)
                 if kf is not None and kf.pose is not None:
-                    rays.append(ray_for(kf.pose, box, self.camera_for(chunk.tour_id, kf.width, kf.height)))
-            est = triangulate(rays)
+                    rays.add(ray_for(kf.pose, box, self.camera_for(chunk.tour_id, kf.width, kf.height)))
+            est = rays.solve()
             places = [chunk.places[s] for s in sorted(o.boxes) if chunk.places.get(s)]
             news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0,
-                             max(set(places), key=places.count) if places else None))
+                             max(set(places), key=places.count) if places else None, rays))
         return news
 
     def _shortlist(self, chunk: ChunkGraph, news: list[_New], report: MergeReport) -> list[list[ObjectNode]]:
@@ -205,9 +206,14 @@ class StoaMerger:
         s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
                   if shared else 0.5)
         if n.position is not None and c.position is not None:
+            # Does the candidate lie on this chunk's bearings? (Range along the rays is often
+            # poorly known inside one chunk; the bearings themselves are accurate.) Plus a loose
+            # check against the chunk's own estimate so a point far down the rays is not taken.
+            resid = n.rays.residual_at(c.position)
+            sigma2 = POSITION_NOISE_M2 + 0.3 * min(c.position_var or 0.5, 1.0)
             d2 = (n.position[0] - c.position[0]) ** 2 + (n.position[1] - c.position[1]) ** 2
-            sigma2 = n.var + (c.position_var or 0.5) + POSITION_NOISE_M2
-            s_space = math.exp(-d2 / (2.0 * sigma2))
+            far = math.exp(-d2 / (2.0 * (n.var + (c.position_var or 0.5) + 1.0)))
+            s_space = math.exp(-resid / (2.0 * sigma2)) * (0.5 + 0.5 * far)
         else:
             s_space = 0.5
         w_sem, w_attr, w_space = WEIGHTS_SAME_TOUR if chunk.tour_id in c.tours else WEIGHTS_OTHER_TOUR
@@ -289,7 +295,8 @@ class StoaMerger:
                     affordances=list(o.affordances), labels_seen=[o.label],
                     places=[n.place] if n.place else [], first_seen_ns=first, last_seen_ns=last,
                     observations=obs, position=n.position, position_var=n.var if n.position else None,
-                    position_history=[(first, *n.position)] if n.position else [], tours=[chunk.tour_id])
+                    position_history=[(first, *n.position)] if n.position else [], tours=[chunk.tour_id],
+                    ray_stats=n.rays.to_list() if n.position else [])
                 report.created.append(gid)
             else:
                 node = _updated(target, n, obs, chunk, self.cfg.stoa.moved_distance_m, report)
@@ -386,14 +393,18 @@ def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGrap
              moved_distance_m: float, report: MergeReport) -> ObjectNode:
     o = n.obj
     position, var, history = node.position, node.position_var, list(node.position_history)
+    ray_stats = node.ray_stats
     if n.position is not None:
         if position is None:
-            position, var = n.position, n.var
+            position, var, ray_stats = n.position, n.var, n.rays.to_list()
             history.append((obs[0].stamp_ns, *n.position))
         elif math.dist(position, n.position) > moved_distance_m and n.var < 0.5 and chunk.tour_id not in node.tours:
             report.moved.append(node.id)  # seen somewhere else in a later tour: it was moved
-            position, var = n.position, n.var
+            position, var, ray_stats = n.position, n.var, n.rays.to_list()
             history.append((obs[0].stamp_ns, *n.position))
+        elif node.ray_stats:  # all rays so far, re-solved: the estimate sharpens with each view
+            acc = RayAccumulator(node.ray_stats).merged(n.rays)
+            (position, var), ray_stats = acc.solve(), acc.to_list()  # type: ignore[misc]
         else:
             position, var = fuse(position, var or 0.5, n.position, n.var)
     attributes = dict(node.attributes)
@@ -410,5 +421,5 @@ def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGrap
         last_seen_ns=max(node.last_seen_ns, obs[-1].stamp_ns),
         observations=[*node.observations, *obs],
         position=position, position_var=var, position_history=history,
-        tours=list(dict.fromkeys([*node.tours, chunk.tour_id])),
+        tours=list(dict.fromkeys([*node.tours, chunk.tour_id])), ray_stats=ray_stats,
     )
