@@ -16,7 +16,7 @@ from vlkng_msgs.srv import Ask
 from .. import conversions as conv
 from ..core.ask.types import AskResult
 from ..core.memory import Memory
-from .common import VlkngLifecycleNode, param, spin_main
+from .common import VlkngLifecycleNode, param, spin_main, warm_up
 
 PARAMS = {
     "service_name": ("ask", "Name of the Ask service (relative: namespaced)."),
@@ -34,6 +34,7 @@ class AskServerNode(VlkngLifecycleNode):
         from ..core.llm.registry import make_llm
 
         self.engine = AskEngine(self.memory, self.cfg, make_llm(self.cfg.llm))
+        warm_up(self.memory)
         self.group = MutuallyExclusiveCallbackGroup()
         self.keep(self.create_service(Ask, param(self, "service_name"), self._on_ask,
                                       callback_group=self.group))

@@ -37,6 +37,7 @@ PARAMS = {
     "image_type": ("auto", "auto (CompressedImage if the topic ends in 'compressed') | compressed | raw."),
     "camera_info_topic": ("camera/camera_info", "CameraInfo topic for intrinsics; empty = use camera_hfov_deg."),
     "keyframe_topic": ("keyframes", "Where kept keyframes are published (vlkng_msgs/Keyframe)."),
+    "image_queue_depth": (30, "Images queued (best effort, sensor-data QoS) while a callback runs."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed."),
 }
 
@@ -63,8 +64,12 @@ class CaptureNode(VlkngLifecycleNode):
         if kind not in ("auto", "compressed", "raw"):
             raise ValueError(f"image_type {kind!r}: use auto, compressed or raw")
         compressed = kind == "compressed" or (kind == "auto" and topic.rstrip("/").endswith("compressed"))
+        image_qos = QoSProfile(depth=int(param(self, "image_queue_depth")),
+                               reliability=qos_profile_sensor_data.reliability,
+                               durability=qos_profile_sensor_data.durability,
+                               history=qos_profile_sensor_data.history)
         self.keep(self.create_subscription(CompressedImage if compressed else Image, topic,
-                                           self._on_image, qos_profile_sensor_data))
+                                           self._on_image, image_qos))
         self.keep(self.create_subscription(PoseWithCovarianceStamped, self.cfg.pose_topic,
                                            self._on_pose, QoSProfile(depth=100)))
         info_topic = param(self, "camera_info_topic")

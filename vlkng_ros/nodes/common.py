@@ -180,6 +180,13 @@ class VlkngLifecycleNode(LifecycleNode):
         super().destroy_node()
 
 
+def warm_up(memory: Memory) -> None:
+    """Load the embedding model now (configure), not in the first callback: a model loading
+    mid-tour holds the interpreter for seconds and the camera's best-effort frames are lost."""
+    memory.text_embedder.embed_texts(["warm up"])
+    _ = memory.image_embedder
+
+
 def autostart(node: Node) -> bool:
     """Configure and activate a lifecycle node when its ``autostart`` parameter is true."""
     if not isinstance(node, VlkngLifecycleNode) or not param(node, "autostart"):

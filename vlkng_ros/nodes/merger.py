@@ -18,7 +18,7 @@ from .. import conversions as conv
 from ..core.memory import Memory
 from ..core.model import ChunkGraph
 from ..core.pipeline import MemoryBuilder
-from .common import VlkngLifecycleNode, param, spin_main
+from .common import VlkngLifecycleNode, param, spin_main, warm_up
 
 PARAMS = {
     "pending_scan_s": (10.0, "Merge perceived-but-unmerged chunks from the disk queue this often (s)."),
@@ -38,6 +38,7 @@ class MergerNode(VlkngLifecycleNode):
         from ..core.llm.registry import make_llm
 
         self.builder = MemoryBuilder(self.memory, self.cfg, None, llm=make_llm(self.cfg.llm))
+        warm_up(self.memory)
         self.pub = self.keep(self.create_publisher(GraphUpdateMsg, param(self, "update_topic"), 100))
         self.keep(self.create_subscription(ChunkGraphMsg, param(self, "chunk_topic"), self._on_chunk, 100))
         self.keep(self.create_timer(float(param(self, "pending_scan_s")), self.merge_pending))
