@@ -3,17 +3,29 @@
 Point ids: Qdrant accepts only unsigned ints or UUIDs, so each string id is mapped to
 ``uuid5(VLKNG_POINT_NS, id)`` (deterministic: re-upserting an id replaces its point) and the
 original string is kept in the payload under ``_vlkng_id`` (hidden from returned payloads).
+
+Local mode (a folder or ``:memory:``) answers searches from an in-process ANN index per collection
+(``ann.AnnIndex``) instead of qdrant-client's Python brute force, whose cost grows linearly with the
+collection. Qdrant stays the source of truth: the index is rebuilt from Qdrant's points (a scroll
+with vectors) the first time a collection is used after opening, rather than persisted beside it,
+so a crash between the two writes can never leave a stale index on disk. Upserts write Qdrant
+first, then the index, batch by batch, under one lock that searches also take. Filters the index
+cannot evaluate (nested keys, non-scalar values) go to Qdrant's own filtered search. A server has
+its own HNSW index and is queried directly.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import threading
 import uuid
 from typing import Any, Sequence
 
 import numpy as np
 
+from .ann import AnnIndex, filter_supported
 from .base import StoreError, VectorHit, VectorStore
 
 log = logging.getLogger("vlkng.stores.qdrant")
@@ -22,6 +34,7 @@ VLKNG_POINT_NS = uuid.UUID("6f1c2a4e-8d1b-5b7e-9a51-7c3f0e2d4b18")
 _ID_KEY = "_vlkng_id"
 _COLLECTION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$")
 _BATCH = 512
+_SCROLL_PAGE = 4096
 INDEXED_PAYLOAD_KEYS = ("object_id", "tour_id")
 
 
@@ -33,8 +46,10 @@ class QdrantVectorStore(VectorStore):
     name = "qdrant"
 
     def __init__(self, path: str | None = None, url: str | None = None,
-                 api_key: str | None = None, timeout_s: float = 30.0) -> None:
-        """``path``: local-mode folder (or ':memory:'); ``url``: a server (wins over path)."""
+                 api_key: str | None = None, timeout_s: float = 30.0,
+                 ann_exact_below: int = 4096) -> None:
+        """``path``: local-mode folder (or ':memory:'); ``url``: a server (wins over path).
+        ``ann_exact_below``: local-mode collections smaller than this are searched exactly."""
         from qdrant_client import QdrantClient
 
         self.remote = bool(url)
@@ -50,9 +65,16 @@ class QdrantVectorStore(VectorStore):
         except Exception as e:  # connection, lock and permission errors come in many types
             raise StoreError(f"cannot open Qdrant at {self.target}: {type(e).__name__}: {e}") from e
         self._dims: dict[str, int] = {}
+        self._ann_exact_below = int(ann_exact_below)
+        self._indexes: dict[str, AnnIndex] = {}  # local mode only
+        self._lock = threading.RLock()
 
     # ----------------------------------------------------------------------------------------
     def ensure_collection(self, collection: str, dim: int) -> None:
+        with self._lock:
+            self._ensure_collection(collection, dim)
+
+    def _ensure_collection(self, collection: str, dim: int) -> None:
         from qdrant_client import models
 
         _check_collection(collection)
@@ -91,29 +113,78 @@ class QdrantVectorStore(VectorStore):
             raise ValueError("upsert: vectors contain NaN or inf")
         if len(ids) == 0:
             return
-        self.ensure_collection(collection, vecs.shape[1])
         points = [models.PointStruct(id=point_uuid(str(pid)), vector=vec.tolist(),
                                      payload={**payload, _ID_KEY: str(pid)})
                   for pid, vec, payload in zip(ids, vecs, payloads)]
-        for start in range(0, len(points), _BATCH):
-            self._client.upsert(collection, points=points[start:start + _BATCH], wait=True)
+        with self._lock:
+            self._ensure_collection(collection, vecs.shape[1])
+            index = self._index(collection)
+            for start in range(0, len(points), _BATCH):
+                self._client.upsert(collection, points=points[start:start + _BATCH], wait=True)
+                if index is not None:  # what Qdrant stored, so the index returns the same payloads
+                    stop = start + _BATCH
+                    index.upsert([str(pid) for pid in ids[start:stop]], vecs[start:stop],
+                                 [_stored_payload(p) for p in payloads[start:stop]])
+
+    def _index(self, collection: str) -> AnnIndex | None:
+        """The collection's ANN index (local mode), built from Qdrant's points on first use."""
+        if self.remote:
+            return None
+        index = self._indexes.get(collection)
+        if index is None and self._client.collection_exists(collection):
+            index = AnnIndex(self._collection_dim(collection), exact_below=self._ann_exact_below)
+            offset = None
+            while True:
+                records, offset = self._client.scroll(collection, limit=_SCROLL_PAGE, offset=offset,
+                                                      with_payload=True, with_vectors=True)
+                if records:
+                    ids, payloads = [], []
+                    for r in records:
+                        payload = dict(r.payload or {})
+                        ids.append(str(payload.pop(_ID_KEY, r.id)))
+                        payloads.append(payload)
+                    index.upsert(ids, np.asarray([r.vector for r in records], dtype=np.float32),
+                                 payloads)
+                if offset is None:
+                    break
+            self._indexes[collection] = index
+            log.debug("ANN index for %r built from %d points: %s", collection, len(index),
+                      index.stats())
+        return index
 
     def search(self, collection: str, vector: np.ndarray, limit: int,
                where: dict[str, Any] | None = None) -> list[VectorHit]:
+        _check_collection(collection)
+        with self._lock:
+            index = self._indexes.get(collection)
+            if index is None:
+                if limit <= 0 or not self._client.collection_exists(collection):
+                    return []
+                index = self._index(collection)
+            query = np.asarray(vector, dtype=np.float32).reshape(-1)
+            dim = index.dim if index is not None else (
+                self._dims.get(collection) or self._collection_dim(collection))
+            if query.shape[0] != dim:
+                raise ValueError(f"search: {query.shape[0]}-d query on {dim}-d collection "
+                                 f"{collection!r}")
+            if limit <= 0:
+                return []
+            if not np.isfinite(query).all():
+                raise ValueError("search: query contains NaN or inf")
+            if index is not None and filter_supported(where):
+                return [VectorHit(h.point_id, h.score, h.payload)
+                        for h in index.search(query, int(limit), where)]
+            return self._qdrant_search(collection, query, int(limit), where)
+
+    def _qdrant_search(self, collection: str, query: np.ndarray, limit: int,
+                       where: dict[str, Any] | None) -> list[VectorHit]:
         from qdrant_client import models
 
-        _check_collection(collection)
-        if limit <= 0 or not self._client.collection_exists(collection):
-            return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        dim = self._dims.get(collection) or self._collection_dim(collection)
-        if query.shape[0] != dim:
-            raise ValueError(f"search: {query.shape[0]}-d query on {dim}-d collection {collection!r}")
         flt = None
         if where:
             flt = models.Filter(must=[models.FieldCondition(key=k, match=models.MatchValue(value=v))
                                       for k, v in sorted(where.items())])
-        res = self._client.query_points(collection, query=query.tolist(), limit=int(limit),
+        res = self._client.query_points(collection, query=query.tolist(), limit=limit,
                                         query_filter=flt, with_payload=True)
         hits = []
         for p in res.points:
@@ -123,12 +194,42 @@ class QdrantVectorStore(VectorStore):
 
     def count(self, collection: str) -> int:
         _check_collection(collection)
-        if not self._client.collection_exists(collection):
-            return 0
-        return int(self._client.count(collection, exact=True).count)
+        with self._lock:
+            index = self._indexes.get(collection)
+            if index is not None:
+                return len(index)
+            if not self._client.collection_exists(collection):
+                return 0
+            return int(self._client.count(collection, exact=True).count)
+
+    def ann_stats(self, collection: str) -> dict[str, Any] | None:
+        """The local ANN index's size, list count, nprobe and array memory (None on a server)."""
+        with self._lock:
+            index = self._index(collection)
+            return None if index is None else index.stats()
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            self._indexes.clear()
+            self._client.close()
+
+
+def _stored_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload as local Qdrant stores it (a JSON round trip), so index hits and Qdrant hits
+    (e.g. after reopening) carry identical payloads."""
+    return json.loads(json.dumps(payload, allow_nan=True, default=_jsonable))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    try:
+        from pydantic_core import to_jsonable_python  # what qdrant-client itself falls back to
+        return to_jsonable_python(value)
+    except Exception:
+        return str(value)
 
 
 def _check_collection(name: str) -> None:
