@@ -1,0 +1,168 @@
+"""The in-process ANN index behind local-mode vector search, checked against exact search."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from vlkng_ros.core.stores.ann import AnnIndex, filter_supported, unit_rows
+
+
+def exact_top(unit_vecs: np.ndarray, query: np.ndarray, k: int,
+              allowed: np.ndarray | None = None):
+    """Ids (p<i>) and scores of the exact top-k by cosine over unit rows, ties by insertion order."""
+    q = unit_rows(query)[0]
+    slots = np.arange(len(unit_vecs)) if allowed is None else np.flatnonzero(allowed)
+    scores = unit_vecs[slots] @ q
+    best = np.argpartition(-scores, min(k, len(slots) - 1))[:k + 1]
+    order = best[np.lexsort((slots[best], -scores[best]))][:k]
+    return [f"p{slots[i]}" for i in order], scores[order]
+
+
+def clustered_plus_random(rng: np.random.Generator, n_clustered: int, n_random: int, dim: int):
+    centres = unit_rows(rng.normal(size=(150, dim)))
+    members = centres[rng.integers(0, len(centres), n_clustered)]
+    clustered = members + 0.5 * unit_rows(rng.normal(size=(n_clustered, dim)))
+    data = np.concatenate([clustered, rng.normal(size=(n_random, dim))])
+    return unit_rows(data[rng.permutation(len(data))])
+
+
+@pytest.fixture(scope="module")
+def big():
+    rng = np.random.default_rng(11)
+    vecs = clustered_plus_random(rng, 16_000, 4_000, 64)
+    index = AnnIndex(64, exact_below=4096)
+    index.upsert([f"p{i}" for i in range(len(vecs))], vecs,
+                 [{"tour": f"t{i % 5}", "rare": i % 400 == 0} for i in range(len(vecs))])
+    return vecs, index
+
+
+def test_exact_below_threshold():
+    rng = np.random.default_rng(2)
+    vecs = 3.0 * unit_rows(rng.normal(size=(3000, 48)))  # the index normalises what it stores
+    index = AnnIndex(48, exact_below=4096)
+    index.upsert([f"p{i}" for i in range(3000)], vecs, [{} for _ in range(3000)])
+    assert not index.trained
+    for q in rng.normal(size=(20, 48)).astype(np.float32):
+        ids, scores = exact_top(vecs / 3.0, q, 10)
+        hits = index.search(q, 10)
+        assert [h.point_id for h in hits] == ids
+        np.testing.assert_allclose([h.score for h in hits], scores, atol=1e-6)
+
+
+def test_recall_at_10_on_20k_clustered_and_random(big):
+    vecs, index = big
+    stats = index.stats()
+    assert index.trained and stats["lists"] > 100
+    # the index must really be approximate: it probes well under half of the points
+    assert stats["nprobe"] * 2 < stats["lists"]
+    rng = np.random.default_rng(5)
+    near_data = vecs[rng.choice(len(vecs), 100)] + 0.3 * unit_rows(rng.normal(size=(100, 64)))
+    queries = np.concatenate([near_data, rng.normal(size=(50, 64))]).astype(np.float32)
+    recalls = []
+    for q in queries:
+        ids, scores = exact_top(vecs, q, 10)
+        hits = index.search(q, 10)
+        recalls.append(len(set(ids) & {h.point_id for h in hits}) / 10)
+        exact_score = {i: s for i, s in zip(ids, scores)}
+        for h in hits:  # candidates are re-scored exactly
+            if h.point_id in exact_score:
+                assert h.score == pytest.approx(exact_score[h.point_id], abs=1e-5)
+    assert np.mean(recalls) >= 0.95, np.mean(recalls)
+    assert np.mean(recalls[:100]) >= 0.95
+
+
+def test_filters_match_exact_filtered_search(big):
+    vecs, index = big
+    rng = np.random.default_rng(8)
+    tours = np.array([i % 5 for i in range(len(vecs))])
+    rare = np.array([i % 400 == 0 for i in range(len(vecs))])
+    for q in vecs[rng.choice(len(vecs), 10)] + 0.2 * unit_rows(rng.normal(size=(10, 64))):
+        ids, _ = exact_top(vecs, q, 10, allowed=rare)  # selective: answered exactly
+        assert [h.point_id for h in index.search(q, 10, {"rare": True})] == ids
+        hits = index.search(q, 10, {"tour": "t3"})  # broad: probed, then filtered
+        assert len(hits) == 10 and all(h.payload["tour"] == "t3" for h in hits)
+        ids, _ = exact_top(vecs, q, 10, allowed=tours == 3)
+        assert len(set(ids) & {h.point_id for h in hits}) >= 8
+        both = index.search(q, 50, {"tour": "t0", "rare": True})
+        assert {h.point_id for h in both} == {f"p{i}" for i in np.flatnonzero(rare & (tours == 0))}
+    assert index.search(vecs[0], 5, {"tour": "nowhere"}) == []
+
+
+def test_filter_typing_lists_and_payload_updates():
+    index = AnnIndex(4)
+    vecs = np.eye(4, dtype=np.float32)
+    index.upsert(["a", "b", "c", "d"], vecs,
+                 [{"n": 1}, {"n": True}, {"n": 1.0}, {"tags": ["x", "y"], "n": "1"}])
+    q = np.ones(4, dtype=np.float32)
+    assert [h.point_id for h in index.search(q, 9, {"n": 1})] == ["a"]
+    assert [h.point_id for h in index.search(q, 9, {"n": True})] == ["b"]
+    assert [h.point_id for h in index.search(q, 9, {"n": "1"})] == ["d"]
+    assert [h.point_id for h in index.search(q, 9, {"tags": "y"})] == ["d"]
+    index.upsert(["a"], vecs[:1], [{"n": 2, "tags": "y"}])  # postings follow the new payload
+    assert [h.point_id for h in index.search(q, 9, {"n": 1})] == []
+    assert [h.point_id for h in index.search(q, 9, {"tags": "y"})] == ["a", "d"]
+    assert not filter_supported({"meta.kind": "x"}) and not filter_supported({"n": 1.5})
+    with pytest.raises(ValueError, match="exact match"):
+        index.search(q, 3, {"n": [1]})
+    with pytest.raises(ValueError, match="3-d query"):
+        index.search(np.ones(3), 3)
+    with pytest.raises(ValueError, match="line up"):
+        index.upsert(["a", "b"], vecs[:1], [{}, {}])
+    hits = index.search(q, 9)
+    hits[0].payload["mutated"] = True  # returned payloads are copies
+    assert "mutated" not in index.search(q, 9)[0].payload
+
+
+def test_reupsert_moves_vector_and_growth_retrains():
+    rng = np.random.default_rng(4)
+    vecs = clustered_plus_random(rng, 5000, 0, 32)
+    index = AnnIndex(32, exact_below=2000)
+    index.upsert([f"p{i}" for i in range(5000)], vecs, [{"i": i} for i in range(5000)])
+    assert index.trained and index.trainings == 1 and index.trained_at == 5000
+    target = vecs[4321]
+    index.upsert(["p7"], target[None, :] * 3.0, [{"i": -7}])  # same id, new vector
+    assert len(index) == 5000
+    top = index.search(target, 2)
+    assert {h.point_id for h in top} == {"p7", "p4321"} and top[0].score == pytest.approx(1.0, abs=1e-5)
+    assert index.search(vecs[7], 1)[0].point_id != "p7"  # the old vector is gone
+    # incremental adds land in the nearest list and are found; doubling the size re-trains
+    more = clustered_plus_random(rng, 5000, 0, 32)
+    for start in range(0, 5000, 1000):
+        index.upsert([f"n{i}" for i in range(start, start + 1000)], more[start:start + 1000],
+                     [{} for _ in range(1000)])
+        assert index.search(more[start + 5], 1)[0].point_id == f"n{start + 5}"
+    assert index.trainings == 2 and index.trained_at == 10_000 and len(index) == 10_000
+    assert index.search(target, 2)[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_concurrent_search_while_upserting():
+    rng = np.random.default_rng(9)
+    vecs = rng.normal(size=(6000, 16)).astype(np.float32)
+    index = AnnIndex(16, exact_below=1500)
+    index.upsert([f"p{i}" for i in range(1000)], vecs[:1000], [{} for _ in range(1000)])
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def searcher() -> None:
+        try:
+            while not done.is_set():
+                q = vecs[int(rng.integers(0, 1000))]
+                hits = index.search(q, 5)
+                assert len(hits) == 5 and hits[0].score == pytest.approx(1.0, abs=1e-4)
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for start in range(1000, 6000, 250):
+        index.upsert([f"p{i}" for i in range(start, start + 250)], vecs[start:start + 250],
+                     [{} for _ in range(250)])
+    done.set()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(index) == 6000 and index.trained
