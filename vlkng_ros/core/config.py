@@ -70,7 +70,7 @@ class StoaConfig:
     radius_m: float = _f(2.5, "Candidates per new object within this distance (m).")
     recent_s: float = _f(30.0, "Candidates per new object seen this recently in the same tour (s).")
     max_candidates: int = _f(12, "Hard cap on the judged shortlist per new object.")
-    threshold: float = _f(0.55, "Association threshold tau on the similarity in [0,1].")
+    threshold: float = _f(0.5, "Association threshold tau on the similarity in [0,1].")
     judge: str = _f("auto", "auto (LLM if configured, else deterministic) | deterministic | llm.")
     moved_distance_m: float = _f(1.5, "A matched object this far from its estimate 'moved'.")
 

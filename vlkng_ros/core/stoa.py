@@ -65,6 +65,7 @@ class _New:
     var: float
     place: str | None
     rays: RayAccumulator
+    extent_m: float = 0.0  # rough width of the object (angular box width x range)
 
 
 def object_id_for(chunk_id: str, local_id: str) -> str:
@@ -156,7 +157,9 @@ class StoaMerger:
             est = rays.solve()
             places = [chunk.places[s] for s in sorted(o.boxes) if chunk.places.get(s)]
             news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0,
-                             max(set(places), key=places.count) if places else None, rays))
+                             max(set(places), key=places.count) if places else None, rays,
+                             _extent(o, keyframes, est[0] if est else None,
+                                     lambda kf: self.camera_for(chunk.tour_id, kf.width, kf.height))))
         return news
 
     def _shortlist(self, chunk: ChunkGraph, news: list[_New], report: MergeReport) -> list[list[ObjectNode]]:
@@ -209,8 +212,9 @@ class StoaMerger:
             # Does the candidate lie on this chunk's bearings? (Range along the rays is often
             # poorly known inside one chunk; the bearings themselves are accurate.) Plus a loose
             # check against the chunk's own estimate so a point far down the rays is not taken.
+            # Box centres of big objects wander with the viewpoint: tolerance grows with size.
             resid = n.rays.residual_at(c.position)
-            sigma2 = POSITION_NOISE_M2 + 0.3 * min(c.position_var or 0.5, 1.0)
+            sigma2 = POSITION_NOISE_M2 + (0.35 * n.extent_m) ** 2 + 0.3 * min(c.position_var or 0.5, 1.0)
             d2 = (n.position[0] - c.position[0]) ** 2 + (n.position[1] - c.position[1]) ** 2
             far = math.exp(-d2 / (2.0 * (n.var + (c.position_var or 0.5) + 1.0)))
             s_space = math.exp(-resid / (2.0 * sigma2)) * (0.5 + 0.5 * far)
@@ -364,6 +368,22 @@ class StoaMerger:
             assert collection is not None
             self.memory.vectors.ensure_collection(collection, embedder.dim)
             self.memory.vectors.upsert(collection, ids, embedder.embed_images(crops), pls)
+
+
+def _extent(o: ChunkObject, keyframes: dict[int, Keyframe], position: tuple[float, float] | None,
+            camera_for) -> float:
+    """Median width (m) of the object over its boxes: angular width times range."""
+    if position is None:
+        return 0.0
+    widths = []
+    for stamp, box in o.boxes.items():
+        kf = keyframes.get(stamp)
+        if kf is None or kf.pose is None:
+            continue
+        cam = camera_for(kf)
+        rng = math.dist((kf.pose.x, kf.pose.y), position)
+        widths.append(abs(cam.bearing(box[0]) - cam.bearing(box[2])) * rng)
+    return float(np.median(widths)) if widths else 0.0
 
 
 def _describe(label: str, attributes: dict[str, str], description: str,
