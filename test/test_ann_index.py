@@ -12,7 +12,7 @@ from vlkng_ros.core.stores.ann import AnnIndex, filter_supported, unit_rows
 
 def exact_top(unit_vecs: np.ndarray, query: np.ndarray, k: int,
               allowed: np.ndarray | None = None):
-    """Ids (p<i>) and scores of the exact top-k by cosine over unit rows, ties by insertion order."""
+    """Ids (p<i>) and scores of the exact top-k by cosine over unit rows (random data: no ties)."""
     q = unit_rows(query)[0]
     slots = np.arange(len(unit_vecs)) if allowed is None else np.flatnonzero(allowed)
     scores = unit_vecs[slots] @ q

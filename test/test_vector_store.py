@@ -119,3 +119,93 @@ def test_10k_points_search_sanity():
 def test_unreachable_server_is_a_clear_store_error():
     with pytest.raises(StoreError, match="127.0.0.1:9"):
         QdrantVectorStore(url="http://127.0.0.1:9", timeout_s=2)
+
+
+def test_local_index_equals_qdrant_brute_force():
+    """Below the ANN threshold the in-process index returns exactly what Qdrant's own search does."""
+    rng = np.random.default_rng(21)
+    vecs = unit(rng, 600)
+    store = QdrantVectorStore(path=":memory:")  # same index path as a folder, without the fsyncs
+    try:
+        store.upsert("c", [f"p{i}" for i in range(600)], vecs,
+                     [{"tour_id": f"t{i % 3}", "n": i} for i in range(600)])
+        for q in unit(rng, 10):
+            for where in (None, {"tour_id": "t1"}):
+                ours = store.search("c", q, 10, where)
+                theirs = store._qdrant_search("c", q, 10, where)
+                assert [h.point_id for h in ours] == [h.point_id for h in theirs]
+                assert [h.payload for h in ours] == [h.payload for h in theirs]
+                np.testing.assert_allclose([h.score for h in ours], [h.score for h in theirs],
+                                           atol=1e-5)
+    finally:
+        store.close()
+
+
+def test_ann_index_rebuilt_on_reopen_and_nested_filter_falls_back(tmp_path):
+    """Reopening rebuilds the index from Qdrant's points (its lists may differ from the ones built
+    while ingesting, so results are checked against exact search, not against each other).
+    Local Qdrant commits every point to sqlite, so this stays small."""
+    rng = np.random.default_rng(22)
+    n = 800
+    vecs = unit(rng, n)
+    payloads = [{"tour_id": f"t{i % 4}", "meta": {"kind": "mug" if i % 50 == 0 else "cup"}}
+                for i in range(n)]
+    store = QdrantVectorStore(path=str(tmp_path / "q"), ann_exact_below=200)
+    try:
+        store.upsert("c", [f"p{i}" for i in range(n)], vecs, payloads)
+        store.upsert("c", ["p5"], vecs[7:8], [{"tour_id": "t9"}])  # re-upsert: new vector, payload
+    finally:
+        store.close()
+    vecs[5] = vecs[7]
+    again = QdrantVectorStore(path=str(tmp_path / "q"), ann_exact_below=200)
+    try:
+        assert again.count("c") == n
+        assert again.ann_stats("c")["lists"] > 0  # the IVF path is the one under test
+        recalls = []
+        for q in vecs[10:40] + 0.1 * unit(rng, 30):
+            q = q / np.linalg.norm(q)
+            exact = [f"p{j}" for j in np.argsort(-(vecs @ q))[:5]]
+            hits = again.search("c", q, 5)
+            assert hits[0].point_id == exact[0]
+            assert hits[0].payload == payloads[int(exact[0][1:])]
+            recalls.append(len(set(exact) & {h.point_id for h in hits}) / 5)
+            in_t2 = again.search("c", q, 5, {"tour_id": "t2"})
+            assert len(in_t2) == 5 and all(h.payload["tour_id"] == "t2" for h in in_t2)
+        assert np.mean(recalls) >= 0.9
+        assert {h.point_id for h in again.search("c", vecs[7], 2)} == {"p5", "p7"}
+        moved = again.search("c", vecs[7], 1, {"tour_id": "t9"})
+        assert [(h.point_id, h.payload) for h in moved] == [("p5", {"tour_id": "t9"})]
+        mugs = again.search("c", vecs[0], 100, {"meta.kind": "mug"})  # nested key: Qdrant's filter
+        assert sorted(h.point_id for h in mugs) == sorted(f"p{i}" for i in range(0, n, 50))
+    finally:
+        again.close()
+
+
+def test_search_while_another_thread_upserts():
+    import threading
+
+    rng = np.random.default_rng(23)
+    vecs = unit(rng, 1500)
+    store = QdrantVectorStore(path=":memory:", ann_exact_below=600)
+    store.upsert("c", [f"p{i}" for i in range(300)], vecs[:300], [{} for _ in range(300)])
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for start in range(300, 1500, 100):
+                store.upsert("c", [f"p{i}" for i in range(start, start + 100)],
+                             vecs[start:start + 100], [{} for _ in range(100)])
+        except BaseException as e:
+            errors.append(e)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        while thread.is_alive():
+            i = int(rng.integers(0, 300))
+            assert store.search("c", vecs[i], 1)[0].point_id == f"p{i}"
+        thread.join()
+        assert not errors and store.count("c") == 1500
+        assert store.search("c", vecs[1400], 1)[0].point_id == "p1400"
+    finally:
+        store.close()

@@ -180,7 +180,7 @@ class AnnIndex:
     def search(self, query: np.ndarray, limit: int,
                where: dict[str, Any] | None = None) -> list[AnnHit]:
         """Best ``limit`` points by cosine similarity (exact scores), best first; ties by
-        insertion order. ``where``: exact-match payload filter (see ``filter_supported``)."""
+        point id. ``where``: exact-match payload filter (see ``filter_supported``)."""
         q = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
         if q.shape[0] != self.dim:
             raise ValueError(f"search: {q.shape[0]}-d query on a {self.dim}-d index")
@@ -238,9 +238,11 @@ class AnnIndex:
         if scores.size > limit:
             keep = np.argpartition(-scores, limit - 1)[:limit]
             slots, scores = slots[keep], scores[keep]
-        order = np.lexsort((slots, -scores))
-        return [AnnHit(self._ids[s], float(scores[i]), copy.deepcopy(self._payloads[s]))
-                for i, s in ((int(i), int(slots[i])) for i in order)]
+        # ties by point id, so the order does not depend on insertion (or reload) order
+        ranked = sorted(zip((-scores).tolist(), (self._ids[s] for s in slots.tolist()),
+                            slots.tolist()))
+        return [AnnHit(pid, -neg, copy.deepcopy(self._payloads[slot]))
+                for neg, pid, slot in ranked]
 
     # --- payload postings ---------------------------------------------------------------------
     def _matching_slots(self, where: dict[str, Any]) -> np.ndarray:
