@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topics", nargs="*", default=None, help="only these recorded topics")
     p.add_argument("--start", type=float, default=0.0, metavar="S", help="skip the first S seconds")
     p.add_argument("--duration", type=float, default=0.0, metavar="S", help="stop after S bag seconds")
-    p.add_argument("--wait-for-subscribers", type=float, default=10.0, metavar="S",
+    p.add_argument("--wait-for-subscribers", type=float, default=30.0, metavar="S",
                    help="wait up to S seconds for a subscriber of the image topic before starting")
     p.set_defaults(func=replay)
 

@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..core.config import VlkngConfig
+
 log = logging.getLogger("vlkng.run")
 
 
@@ -28,6 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--exit-after-idle", type=float, default=0.0, metavar="S",
                    help="exit once no image arrived for S seconds and all work is merged (batch use)")
     p.set_defaults(func=run)
+
+
+CONFIG_NAMES = {name for name, _, _ in VlkngConfig().iter_parameters()}
+
+
+def _yaml_value(text: str) -> object:
+    """'1.5' -> 1.5, 'true' -> True, 'abc' -> 'abc' (as a ROS -p value would be read)."""
+    import yaml
+
+    value = yaml.safe_load(text) if text else ""
+    return value if isinstance(value, (bool, int, float, str)) else text
 
 
 def default_params() -> str | None:
@@ -52,18 +65,17 @@ def run(args: argparse.Namespace) -> int:
         name, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--set expects NAME=VALUE, got {item!r}")
-        set_params[name.strip()] = value.strip()
-        ros += ["-p", f"{name.strip()}:={value.strip()}"]
+        set_params[name.strip()] = _yaml_value(value.strip())
     if args.namespace:
         ros += ["-r", f"__ns:=/{args.namespace.strip('/')}"]
-    overrides: dict[str, object] = {}
+    overrides: dict[str, object] = dict(set_params)  # every node (beats the parameters file)
     tour_id = args.tour_id or (Path(args.tour_dir).resolve().name if args.tour_dir else "")
     if tour_id:
         overrides["tour_id"] = tour_id
     if args.tour_dir:
         overrides["tour_dir"] = str(Path(args.tour_dir).resolve())
     rclpy.init(args=ros)
-    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides=set_params)
+    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides={k: v for k, v in set_params.items() if k in CONFIG_NAMES})
     try:
         suite.start()
         log.info("running: memory %s, params %s; Ctrl-C to stop", args.memory, params or "(defaults)")

@@ -38,6 +38,7 @@ PARAMS = {
     "camera_info_topic": ("camera/camera_info", "CameraInfo topic for intrinsics; empty = use camera_hfov_deg."),
     "keyframe_topic": ("keyframes", "Where kept keyframes are published (vlkng_msgs/Keyframe)."),
     "image_queue_depth": (30, "Images queued (best effort, sensor-data QoS) while a callback runs."),
+    "pose_wait_s": (1.0, "A frame waits (undecoded) up to this much camera time for a later /pose (s)."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed."),
 }
 
@@ -58,6 +59,7 @@ class CaptureNode(VlkngLifecycleNode):
         self.builder = MemoryBuilder(self.memory, self.cfg, None)
         self.poses = PoseBuffer(self.cfg.capture.pose_max_age_s)
         self.max_pending = int(param(self, "max_pending_frames"))
+        self.pose_wait_s = float(param(self, "pose_wait_s"))
         self.pub = self.keep(self.create_publisher(KeyframeMsg, param(self, "keyframe_topic"), 100))
         topic = self.cfg.image_topic
         kind = param(self, "image_type")
@@ -131,14 +133,14 @@ class CaptureNode(VlkngLifecycleNode):
 
     def _drain(self, force: bool = False) -> None:
         """Process waiting frames whose pose can be decided (a later pose came, or never will)."""
-        max_age = int(self.cfg.capture.pose_max_age_s * NS)
+        max_wait = int(self.pose_wait_s * NS)
         while True:
             with self._lock:
                 if not self._pending:
                     return
                 stamp, msg = self._pending[0]
                 newest = self._pending[-1][0]
-                ready = (force or self._latest_pose_ns >= stamp or newest - stamp > max_age
+                ready = (force or self._latest_pose_ns >= stamp or newest - stamp > max_wait
                          or len(self._pending) > self.max_pending)
                 if not ready:
                     return

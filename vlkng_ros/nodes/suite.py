@@ -63,22 +63,16 @@ def make_suite(memory_dir: str | Path, params_file: str | None = None, namespace
 
     cfg = load_config(params_file, config_overrides)
     memory = memory or Memory.open(memory_dir, cfg)
-    overrides = [Parameter(k, value=v) for k, v in (node_overrides or {}).items()]
+    # parameter_overrides win over the parameters file; a node ignores names it does not declare
     kw: dict[str, Any] = {"namespace": namespace} if namespace else {}
-
-    def with_overrides(names: set[str]) -> dict[str, Any]:
-        own = [p for p in overrides if p.name in names]
-        return {**kw, "parameter_overrides": own} if own else kw
-
-    lifecycle_names = {"tour_id", "tour_dir", "memory_dir", "flush_after_s", "pending_scan_s",
-                       "image_type", "camera_info_topic"} | {n for n, _, _ in cfg.iter_parameters()}
-    mk = with_overrides(lifecycle_names)
+    if node_overrides:
+        kw["parameter_overrides"] = [Parameter(k, value=v) for k, v in node_overrides.items()]
     return Suite(memory,
-                 CaptureNode(memory=memory, **mk),
-                 ChunkBuilderNode(memory=memory, perceiver=perceiver, **mk),
-                 MergerNode(memory=memory, **mk),
-                 AskServerNode(memory=memory, **mk),
-                 NavigatorNode(**with_overrides({"nav_action_type", "nav_action_name", "nav_backend"})))
+                 CaptureNode(memory=memory, **kw),
+                 ChunkBuilderNode(memory=memory, perceiver=perceiver, **kw),
+                 MergerNode(memory=memory, **kw),
+                 AskServerNode(memory=memory, **kw),
+                 NavigatorNode(**kw))
 
 
 def ros_args(params_file: str | None, use_sim_time: bool) -> list[str]:
