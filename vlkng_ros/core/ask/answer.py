@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 GOAL_STANDOFF_M = 0.5
+RUN_GAP_NS = 3_000_000_000  # sightings further apart than this start a new visit
 MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
 
 
@@ -59,14 +60,12 @@ def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tu
             continue
         weight = sub.scores.get(oid, 0.0) * (1.0 if role == "target" else 0.35)
         obs = sorted(sub.objects[oid].observations, key=lambda o: o.stamp_ns)
-        n = len(obs)
-        for i, ob in enumerate(obs):
+        visit = _visit_bounds(obs, "first" if "first" in cues else "last" if "last" in cues else "")
+        for ob in obs:
             q = bbox_quality(ob.bbox, size_of(ob.tour_id, ob.stamp_ns))
             t = 1.0
-            if role == "target" and n > 1 and "first" in cues:
-                t = 1.0 / (1.0 + 3.0 * i / n)
-            elif role == "target" and n > 1 and "last" in cues:
-                t = 1.0 / (1.0 + 3.0 * (n - 1 - i) / n)
+            if role == "target" and visit and not visit[0] <= ob.stamp_ns <= visit[1]:
+                t = 0.15  # "when I first saw X": only the first visit shows the answer
             key = (ob.tour_id, ob.stamp_ns)
             fs = acc.setdefault(key, FrameScore(ob.tour_id, ob.stamp_ns, 0.0, []))
             fs.score += weight * (0.4 + 0.6 * q) * t
@@ -76,23 +75,19 @@ def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tu
     return ranked
 
 
-def score_options(options: list[tuple[str, str]], sub: Subgraph,
-                  embed: Callable[[list[str]], np.ndarray], floor: float) -> tuple[str, dict[str, float]]:
-    """Each option's evidence: its best text similarity to an evidence object, weighted by that
-    object's score (targets count most). Returns (best letter or "", per-letter scores)."""
-    if not options or not sub.objects:
-        return "", {}
-    ids = [o for o in sub.ordered_ids() if sub.relevance.get(o, 0.0) >= floor or sub.roles.get(o) == "target"]
-    ids = ids or sub.ordered_ids()
-    texts = [sub.objects[o].text() + " " + sub.objects[o].label for o in ids]
-    vecs = embed([t for _, t in options] + texts)
-    opt_v, obj_v = vecs[: len(options)], vecs[len(options):]
-    sims = opt_v @ obj_v.T
-    weights = np.array([(1.0 if sub.roles.get(o) == "target" else 0.3) * (0.2 + sub.scores.get(o, 0.0))
-                        for o in ids])
-    scores = {letter: float(np.max(sims[i] * weights)) for i, (letter, _) in enumerate(options)}
-    best = max(scores, key=lambda k: scores[k])
-    return best, scores
+def _visit_bounds(obs: list, which: str) -> tuple[int, int] | None:
+    """Stamps [start, end] of the first or last visit (run of sightings without a long gap)."""
+    if not which or len(obs) < 2:
+        return None
+    stamps = [o.stamp_ns for o in obs]
+    if which == "last":
+        stamps = stamps[::-1]
+    end = stamps[0]
+    for s in stamps[1:]:
+        if abs(s - end) > RUN_GAP_NS:
+            break
+        end = s
+    return (stamps[0], end) if which == "first" else (end, stamps[0])
 
 
 def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str) -> tuple[Pose | None, str]:

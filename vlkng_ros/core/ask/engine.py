@@ -13,11 +13,11 @@ import time
 from ..config import VlkngConfig
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
-from .answer import (FrameScore, evidence, goal_pose, llm_answer, rank_frames, render_prompt,
-                     score_options)
+from .answer import FrameScore, evidence, goal_pose, llm_answer, rank_frames, render_prompt
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
-from .graph_retrieval import Subgraph, relevance_floor
+from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
+from .options import OptionContext, choose
 from .query import ParsedQuery, decompose, parse_options, validate_question
 from .types import AskRequest, AskResult, RankedFrame
 
@@ -30,7 +30,10 @@ class AskEngine:
         self.memory = memory
         self.cfg = cfg
         self.llm = llm
-        self._retrievers = {"ger": Retriever(memory, cfg.ask, True), "gr": Retriever(memory, cfg.ask, False)}
+        self._labels = LabelIndex(memory)  # shared caches: label/text vectors, keyframe places
+        self._tours = TourIndex(memory)
+        self._retrievers = {"ger": Retriever(memory, cfg.ask, True, self._labels, self._tours),
+                            "gr": Retriever(memory, cfg.ask, False, self._labels, self._tours)}
         self._sizes: dict[str, tuple[int, int] | None] = {}
         self._corpora: dict[str, tuple[int, Corpus]] = {}
         self._lock = threading.Lock()
@@ -72,7 +75,23 @@ class AskEngine:
         targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []
-        choice, _ = score_options(options, sub, self.memory.text_embedder.embed_texts, floor)
+        retriever = self._retrievers["ger" if mode == "ger" else "gr"]
+        ctx = OptionContext(self.memory, retriever, self._labels.label_vectors, self._tours.place_of, floor)
+        choice, _, about = choose(options, pq, sub, scored, ctx) if mode in self._retrievers else (
+            choose(options, pq, sub, scored, OptionContext(self.memory, retriever, self._labels.label_vectors,
+                                                            self._tours.place_of, 2.0)))
+        if about and about not in sub.objects:
+            for node in self.memory.graph.get_objects([about]):
+                sub.objects[node.id] = node
+        if about and about in sub.objects:
+            # the options decided which object the question is about ("which did I see first")
+            for oid in targets:
+                sub.scores[oid] = 0.2 * sub.scores.get(oid, 0.0)
+            sub.scores[about], sub.roles[about] = 1.0, "target"
+            sub.relevance[about] = max(sub.relevance.get(about, 0.0), floor)
+            targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
+            found = True
+            scored = rank_frames(sub, pq, self._image_size, floor)
         target_id = targets[0] if targets else ""
         prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
         tokens["answer"] = len(prompt) // 4

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..model import ObjectNode
-from .graph_retrieval import (LABEL_LOOKUP_LIMIT, LabelIndex, Ranked, Subgraph, attribute_agreement,
-                              expand, label_ranking, relevance_floor)
+from .graph_retrieval import (LABEL_LOOKUP_LIMIT, LabelIndex, Ranked, Subgraph, TourIndex,
+                              attribute_agreement, expand, label_ranking, observation_weight,
+                              relevance_floor)
 from .query import ParsedQuery
 
 if TYPE_CHECKING:
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 
 TARGETS_MAX = 8
 REFS_MAX = 4
+AFTER_WINDOW_S = 10.0  # "right after leaving X": what came into view within this time
+RECENT_WINDOW_S = 4.0  # ... and was not already in view just before
+PLACE_SAMPLE_FRAMES = 40  # "what did I see in the office": keyframes sampled from that place
 
 
 def rrf(rankings: list[Ranked], k: int) -> Ranked:
@@ -58,11 +62,13 @@ def vector_ranking(memory: "Memory", collection: str | None, vec: np.ndarray, k:
 class Retriever:
     """GR (use_vectors=False) or GER (use_vectors=True) over one memory."""
 
-    def __init__(self, memory: "Memory", cfg: "AskConfig", use_vectors: bool) -> None:
+    def __init__(self, memory: "Memory", cfg: "AskConfig", use_vectors: bool,
+                 labels: LabelIndex | None = None, tours: TourIndex | None = None) -> None:
         self.memory = memory
         self.cfg = cfg
         self.use_vectors = use_vectors
-        self.labels = LabelIndex(memory)
+        self.labels = labels or LabelIndex(memory)
+        self.tours = tours or TourIndex(memory)
 
     def entity_ranking(self, phrase: str, pq: ParsedQuery, with_attrs: bool) -> tuple[Ranked, dict[str, ObjectNode]]:
         text = " ".join(dict.fromkeys(pq.attributes + [phrase])) if with_attrs else phrase
@@ -72,7 +78,7 @@ class Retriever:
         labels = self.labels.similar_labels(phrase, self.labels.embed([phrase])[0] if with_attrs else vec,
                                             self.cfg.vector_k, hits)
         lab_rank, nodes = label_ranking(self.memory, labels, pq if with_attrs else ParsedQuery(text=""),
-                                        LABEL_LOOKUP_LIMIT)
+                                        LABEL_LOOKUP_LIMIT, self.tours)
         rankings = [lab_rank]
         if self.use_vectors:
             rankings.append(vector_ranking(self.memory, self.memory.text_collection, vec,
@@ -114,7 +120,8 @@ class Retriever:
                             and r.predicate == ref_pred.get(r.object if r.subject == oid else r.subject))
                 near = sum(1 for r in rels if oid in (r.subject, r.object))
                 targets[oid] = (fused.get(oid, 0.0) / best) * (1 + 0.5 * min(agree, 2) + 0.1 * min(near, 2)
-                                                              + 0.3 * attribute_agreement(nodes[oid], pq))
+                                                              + 0.6 * attribute_agreement(nodes[oid], pq, self.tours)
+                                                              ) * observation_weight(nodes[oid])
                 sub.objects[oid], sub.relevance[oid] = nodes[oid], ranked.relevance[oid]
         elif refs:
             # "what was on the counter?": the answer is what stands in that relation to the refs
@@ -129,6 +136,10 @@ class Retriever:
                     sub.objects[node.id] = node
                     sub.relevance[node.id] = max(refs.values())
                 targets = {o: s for o, s in targets.items() if o in sub.objects}
+        elif any(t.place for t in pq.time):
+            targets = self.after_departure(pq, sub)
+        elif pq.places:
+            targets = self.seen_in_place(pq.places[0], sub)
         top_t = max(targets.values(), default=1.0) or 1.0
         for oid, s in targets.items():
             sub.scores[oid], sub.roles[oid] = s / top_t, "target"
@@ -138,3 +149,47 @@ class Retriever:
         sub.relations = [r for r in rels if r.subject in sub.objects and r.object in sub.objects]
         expand(self.memory, sub, self.cfg)
         return sub
+
+    def _add_targets(self, scores: dict[str, float], sub: Subgraph, relevance: float) -> dict[str, float]:
+        best = sorted(scores, key=lambda o: -scores[o])[:TARGETS_MAX]
+        for node in self.memory.graph.get_objects(best):
+            sub.objects[node.id], sub.relevance[node.id] = node, relevance
+        return {o: scores[o] for o in best if o in sub.objects}
+
+    def after_departure(self, pq: ParsedQuery, sub: Subgraph) -> dict[str, float]:
+        """"What did I see right after leaving the kitchen (the second time)?": objects that came
+        into view within AFTER_WINDOW_S of leaving and were not in view just before, earliest
+        first. The departures come from the keyframes' places (perception output)."""
+        cue = next(t for t in pq.time if t.place)
+        leaves = self.tours.departures(cue.place)
+        if cue.nth:
+            leaves = leaves[cue.nth - 1: cue.nth]
+        scores: dict[str, float] = {}
+        for tour, last_in, first_out in leaves[:3]:
+            stamps, _ = self.tours.frames(tour)
+            before = [(tour, s) for s in stamps if last_in - RECENT_WINDOW_S * 1e9 <= s <= last_in]
+            after = [(tour, s) for s in stamps if first_out <= s <= first_out + AFTER_WINDOW_S * 1e9]
+            recent = {o for ids in self.memory.graph.objects_in_frames(before).values() for o in ids}
+            seen_after = self.memory.graph.objects_in_frames(after)
+            for rank, key in enumerate(sorted(seen_after, key=lambda k: k[1])):
+                for oid in seen_after[key]:
+                    if oid not in recent:
+                        # earlier sightings count more; every sighting in the window adds a little
+                        scores[oid] = scores.get(oid, 0.0) + 1.0 / (1.0 + 0.5 * rank)
+        return self._add_targets(scores, sub, 1.0)
+
+    def seen_in_place(self, place: str, sub: Subgraph) -> dict[str, float]:
+        """"What did I see in the office?": objects in keyframes perceived as that kind of place,
+        by how many sampled frames show them."""
+        frames = []
+        for tour in self.memory.graph.tours():
+            stamps, places = self.tours.frames(tour)
+            frames += [(tour, s) for s, p in zip(stamps, places) if p and p.lower() == place]
+        if len(frames) > PLACE_SAMPLE_FRAMES:
+            step = len(frames) / PLACE_SAMPLE_FRAMES
+            frames = [frames[int(i * step)] for i in range(PLACE_SAMPLE_FRAMES)]
+        scores: dict[str, float] = {}
+        for ids in self.memory.graph.objects_in_frames(frames).values():
+            for oid in ids:
+                scores[oid] = scores.get(oid, 0.0) + 1.0
+        return self._add_targets(scores, sub, 1.0)

@@ -10,6 +10,9 @@ looked up by label ("cup" -> label "mug").
 
 from __future__ import annotations
 
+import math
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +26,9 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 LABEL_SYNONYM_MIN = 0.6  # cosine between phrase and label to treat the label as a synonym
+LABEL_BEST_MIN = 0.45  # the closest label in memory counts as a synonym from this cosine ...
+LABEL_BEST_MARGIN = 0.08  # ... and so do labels within this margin of it
+VOCAB_REFRESH_S = 30.0  # label vocabulary / keyframe index: rebuilt at most this often while growing
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
 DEFAULT_RELEVANCE_FLOOR = 0.3
 LABEL_LOOKUP_LIMIT = 40
@@ -73,11 +79,36 @@ class Subgraph:
 
 
 class LabelIndex:
-    """Embedding-based label matching with a bounded cache of label vectors."""
+    """Embedding-based label matching with a bounded cache of label vectors.
+
+    Besides the labels the vector top-k names, the phrase is compared with the memory's label
+    vocabulary (distinct labels; a few hundred even for huge graphs), so a synonym whose object
+    descriptions rank low ("settee" vs "a green fabric sofa") still finds the label "sofa". The
+    vocabulary is read once and refreshed when the object count changed, at most every
+    VOCAB_REFRESH_S seconds (no per-question scan)."""
 
     def __init__(self, memory: "Memory") -> None:
         self.memory = memory
         self._vecs: dict[str, np.ndarray] = {}
+        self._vocab: list[str] = []
+        self._vocab_mat: np.ndarray | None = None
+        self._vocab_key: tuple[int, float] = (-1, 0.0)
+        self._lock = threading.Lock()
+
+    def vocabulary(self) -> tuple[list[str], np.ndarray | None]:
+        with self._lock:
+            count, built = self._vocab_key
+            now = time.monotonic()
+            if count < 0 or (now - built > VOCAB_REFRESH_S and self.memory.graph.count_objects() != count):
+                n = self.memory.graph.count_objects()
+                labels: set[str] = set()
+                for node in self.memory.graph.iter_objects():
+                    labels.add(node.label.lower())
+                    labels.update(lab.lower() for lab in node.labels_seen)
+                self._vocab = sorted(labels - {""})
+                self._vocab_mat = self.label_vectors(self._vocab) if self._vocab else None
+                self._vocab_key = (n, now)
+            return self._vocab, self._vocab_mat
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.memory.text_embedder.embed_texts(texts)
@@ -105,31 +136,96 @@ class LabelIndex:
         if labels:
             sims = self.label_vectors(labels) @ phrase_vec
             out.update({lab: float(s) for lab, s in zip(labels, sims) if s >= LABEL_SYNONYM_MIN})
+        vocab, mat = self.vocabulary()
+        if mat is not None:
+            sims = mat @ phrase_vec
+            best = float(sims.max())
+            if best >= LABEL_BEST_MIN:
+                for lab, sim in zip(vocab, sims):
+                    if sim >= max(LABEL_BEST_MIN, best - LABEL_BEST_MARGIN) and lab not in out:
+                        out[lab] = float(sim)
         return out
 
 
 def label_ranking(memory: "Memory", labels: dict[str, float], pq: ParsedQuery,
-                  limit: int = LABEL_LOOKUP_LIMIT) -> tuple[Ranked, dict[str, ObjectNode]]:
-    """Objects whose label matches, scored by label similarity plus attribute/place agreement."""
+                  limit: int = LABEL_LOOKUP_LIMIT, tours: "TourIndex | None" = None) -> tuple[Ranked, dict[str, ObjectNode]]:
+    """Objects whose label matches, scored by label similarity (the object's main label counts
+    fully, a label it was only sometimes given counts less) plus attribute/place agreement."""
     nodes: dict[str, ObjectNode] = {}
     ranked = Ranked()
     if not labels:
         return ranked, nodes
     for node in memory.graph.objects_by_label(list(labels), limit=limit):
-        names = [node.label.lower()] + [lab.lower() for lab in node.labels_seen]
-        sim = max(labels.get(n, 0.0) for n in names)
+        sim = max([labels.get(node.label.lower(), 0.0)]
+                  + [0.8 * labels.get(lab.lower(), 0.0) for lab in node.labels_seen])
         nodes[node.id] = node
-        ranked.add(node.id, sim * (1.0 + 0.25 * attribute_agreement(node, pq)))
+        ranked.add(node.id, sim * (1.0 + 0.25 * attribute_agreement(node, pq, tours)))
     return ranked.sorted(), nodes
 
 
-def attribute_agreement(node: ObjectNode, pq: ParsedQuery) -> float:
-    """Fraction of the question's attribute and place words the object carries."""
+def attribute_agreement(node: ObjectNode, pq: ParsedQuery, tours: "TourIndex | None" = None) -> float:
+    """Agreement (0..1) of the object with the question's attribute and place words. A place
+    counts by the share of the object's sightings made in that kind of place (keyframe places),
+    so an object glimpsed once from the hallway is not "the plant in the hallway"."""
     wanted = pq.attributes + pq.places
     if not wanted:
         return 0.0
-    have = set(" ".join(list(node.attributes.values()) + node.places + [node.description]).lower().split())
-    return sum(1 for w in wanted if w in have) / len(wanted)
+    have = set(" ".join(list(node.attributes.values()) + [node.description]).lower().split())
+    total = sum(1.0 for w in pq.attributes if w in have)
+    for place in pq.places:
+        share = tours.place_share(node, place) if tours is not None else None
+        total += (1.0 if place in node.places else 0.0) if share is None else share
+    return total / len(wanted)
+
+
+def observation_weight(node: ObjectNode) -> float:
+    """Mild preference for well-observed objects: a duplicate made of one or two noisy
+    sightings is less likely the object meant than the one seen all along."""
+    return 1.0 + 0.08 * math.log1p(len(node.observations))
+
+
+class TourIndex:
+    """Per-tour keyframe places and order (cached; rebuilt when the keyframe count changed, at
+    most every VOCAB_REFRESH_S): answers "which room was this frame in" and "when did the robot
+    leave the kitchen" without a store call per frame."""
+
+    def __init__(self, memory: "Memory") -> None:
+        self.memory = memory
+        self._tours: dict[str, tuple[int, float, list[int], list[str | None]]] = {}
+        self._lock = threading.Lock()
+
+    def frames(self, tour_id: str) -> tuple[list[int], list[str | None]]:
+        with self._lock:
+            hit = self._tours.get(tour_id)
+            now = time.monotonic()
+            if hit is None or (now - hit[1] > VOCAB_REFRESH_S
+                               and self.memory.graph.count_keyframes(tour_id) != hit[0]):
+                kfs = sorted(self.memory.graph.keyframes(tour_id), key=lambda k: k.stamp_ns)
+                hit = (len(kfs), now, [k.stamp_ns for k in kfs], [k.place for k in kfs])
+                self._tours[tour_id] = hit
+            return hit[2], hit[3]
+
+    def place_of(self, tour_id: str, stamp_ns: int) -> str | None:
+        stamps, places = self.frames(tour_id)
+        i = int(np.searchsorted(stamps, stamp_ns))
+        return places[i] if i < len(stamps) and stamps[i] == stamp_ns else None
+
+    def place_share(self, node: ObjectNode, place: str) -> float | None:
+        known = [p for p in (self.place_of(o.tour_id, o.stamp_ns) for o in node.observations) if p]
+        if not known:
+            return None
+        return sum(1 for p in known if p.lower() == place) / len(known)
+
+    def departures(self, place: str) -> list[tuple[str, int, int]]:
+        """(tour, stamp of the last frame in ``place``, stamp of the first frame after it) each
+        time the robot left that kind of place, in time order."""
+        out = []
+        for tour in self.memory.graph.tours():
+            stamps, places = self.frames(tour)
+            for i in range(1, len(stamps)):
+                if places[i - 1] and places[i - 1].lower() == place and places[i] and places[i].lower() != place:
+                    out.append((tour, stamps[i - 1], stamps[i]))
+        return out
 
 
 def expand(memory: "Memory", sub: Subgraph, cfg: "AskConfig") -> None:

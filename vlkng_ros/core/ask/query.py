@@ -47,8 +47,9 @@ see saw seen find found look looked show shown notice noticed pass passed go wen
 can could would should will shall may might must have has had of to for from with without into
 onto upon about as and or but not no any some something anything thing things object objects
 place spot one ones kind sort type near just only also very really please tell me us robot
-way while during then than so if else
+way while during then than so if else right exactly time times
 """.split())
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)
 
@@ -57,6 +58,8 @@ OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)
 class TimeCue:
     cue: str  # first | last | after | before | when
     ref: str = ""  # the event/object it is relative to ("the kitchen", "the sofa"), if any
+    place: str = ""  # set when ref is a kind of place ("after leaving the kitchen")
+    nth: int = 0  # "the second time": 2 (0 = any)
 
 
 @dataclass
@@ -92,7 +95,8 @@ def words(text: str) -> list[str]:
 
 
 def content_text(text: str) -> str:
-    return " ".join(w for w in words(text) if w not in FUNCTION_WORDS and w not in TIME_CUES)
+    return " ".join(w for w in words(text) if w not in FUNCTION_WORDS and w not in TIME_CUES
+                    and w not in ORDINALS)
 
 
 def singular(word: str) -> str:
@@ -137,13 +141,19 @@ def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
     attrs = [t for t in tokens if t in COLORS or t in MATERIALS or t in SIZES]
     places = [t for t in tokens if t in PLACES]
     keep = [t for t in tokens if t not in FUNCTION_WORDS and t not in TIME_CUES
-            and t not in attrs and not t.isdigit()]
+            and t not in attrs and t not in PLACES and t not in ORDINALS and not t.isdigit()]
     return " ".join(keep), attrs, places
 
 
 def parse_offline(question: str) -> ParsedQuery:
     toks = words(question)
     pq = ParsedQuery(text=question)
+    # "the second time": an ordinal before "time" counts occurrences, it is not a time cue
+    nth = 0
+    for i in range(len(toks) - 1):
+        if toks[i] in ORDINALS and toks[i + 1] in ("time", "times"):
+            nth = ORDINALS[toks[i]]
+            toks[i] = "time"
     text = " ".join(toks)
     # two-word place names first
     for place in PLACES:
@@ -182,9 +192,18 @@ def parse_offline(question: str) -> ParsedQuery:
             elif not phrase and not pq.target and not attrs:
                 continue
         else:
-            pq.time.append(TimeCue(kind[5:], phrase))
-    # "something to boil water with": the verb phrase is the target description
-    if not pq.target and not pq.relations:
+            place = next((p for p in places), "")
+            pq.time.append(TimeCue(kind[5:], phrase, place, nth if place else 0))
+    # a departure place is when, not where; "which room" names no place
+    timed = {t.place for t in pq.time if t.place}
+    pq.places = [p for p in pq.places if p not in timed and p != "room"]
+    # "which room was I in when I first saw the lamp": the thing is named after the time cue
+    if not pq.target:
+        pq.target = next((t.ref for t in pq.time if t.ref), "")
+    # "something to boil water with": the verb phrase is the target description (unless the
+    # question is only about a place or a departure: "what did I see in the office?")
+    timed_place = any(t.place for t in pq.time)
+    if not pq.target and not pq.relations and not pq.places and not timed_place:
         pq.target = content_text(question)
     # "where did I see a mug on the table": if head had no entity, the first relation ref
     # remains a reference, and the answer is whatever stands in that relation to it.
