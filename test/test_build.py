@@ -29,11 +29,10 @@ TS = get_typestore(Stores.ROS2_HUMBLE)
 
 
 @pytest.fixture(scope="module")
-def tours(tmp_path_factory) -> dict[str, Path]:
+def tours(sim_home, tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("tours")
-    generate_tour(root / "home", minutes=1.2, seed=5, log_progress=False)
     generate_tour(root / "home2", minutes=0.8, seed=6, world_seed=5, move_objects=2, log_progress=False)
-    return {"home": root / "home", "home2": root / "home2"}
+    return {"home": sim_home, "home2": root / "home2"}
 
 
 def _build(tour: Path, mem_dir: Path, **kw) -> tuple[dict, dict]:
