@@ -95,6 +95,26 @@ def test_apply_merge_is_idempotent(store: GraphStore):
     assert store.count_objects() == 1 and store.count_relations() == 0
 
 
+def test_apply_merge_removes_consolidated_objects(store: GraphStore):
+    a = make_object("a", "bench", [("t", 1)], (1.0, 1.0))
+    b = make_object("b", "bench", [("t", 2)], (1.4, 1.0), labels_seen=["bench", "seat"])
+    lamp = make_object("l", "lamp", [("t", 2)], (2.0, 1.0))
+    store.apply_merge("t#000000", [a, b, lamp], [make_relation("b", "next to", "l", [2]),
+                                                 make_relation("l", "next to", "b", [2])])
+    # b turns out to be a: one node with both sightings; b and its relations are gone
+    both = make_object("a", "bench", [("t", 1), ("t", 2)], (1.2, 1.0))
+    assert store.apply_merge("t#000001", [both], [make_relation("a", "next to", "l", [2])],
+                             removed_ids=["b"])
+    assert store.get_objects(["a", "b"]) == [both] and store.count_objects() == 2
+    assert store.objects_in_frames([("t", 2)]) == {("t", 2): ["a", "l"]}
+    assert store.objects_by_label(["seat"]) == []
+    assert ids(store.objects_near(1.4, 1.0, 0.1)) == []
+    assert [r.key for r in store.iter_relations()] == [("a", "next to", "l")]
+    # a removal in a chunk that was already merged changes nothing
+    assert store.apply_merge("t#000001", [], [], removed_ids=["a"]) is False
+    assert store.count_objects() == 2
+
+
 def test_same_id_twice_in_one_merge_keeps_the_last(store: GraphStore):
     first = make_object("o1", "cup", [("t", 1)], (0.0, 0.0))
     last = make_object("o1", "mug", [("t", 2)], (3.0, 0.0))

@@ -48,9 +48,10 @@ class GraphStore(ABC):
 
     @abstractmethod
     def apply_merge(self, chunk_id: str, objects: Sequence[ObjectNode],
-                    relations: Sequence[Relation]) -> bool:
-        """Atomically: replace each given object node by id (full state, including its
-        observations), union each relation's stamps into the stored edge (keyed by subject,
+                    relations: Sequence[Relation], removed_ids: Sequence[str] = ()) -> bool:
+        """Atomically: delete the objects ``removed_ids`` (consolidated into another node) with
+        every relation touching them, replace each given object node by id (full state, including
+        its observations), union each relation's stamps into the stored edge (keyed by subject,
         predicate, object), and mark ``chunk_id`` merged. If ``chunk_id`` was already merged,
         change nothing and return False; else return True."""
 

@@ -139,6 +139,10 @@ RETURN s.id AS subject, e.predicate AS predicate, t.id AS object, e.stamps AS st
 APPLY_MERGE = """
 CREATE (c:VlkngChunk {ns: $ns, id: $chunk_id, tour_id: $tour_id})
 WITH c
+OPTIONAL MATCH (gone:VlkngObject {ns: $ns})
+WHERE gone.id IN $removed_ids
+DETACH DELETE gone
+WITH c, count(*) AS removed
 OPTIONAL MATCH (old:VlkngObject {ns: $ns})-[r:VLKNG_SEEN|VLKNG_LABELED]->()
 WHERE old.id IN $object_ids
 DELETE r

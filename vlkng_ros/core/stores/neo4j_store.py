@@ -87,7 +87,7 @@ class Neo4jGraphStore(GraphStore):
         return {r["id"] for r in rows}
 
     def apply_merge(self, chunk_id: str, objects: Sequence[ObjectNode],
-                    relations: Sequence[Relation]) -> bool:
+                    relations: Sequence[Relation], removed_ids: Sequence[str] = ()) -> bool:
         if self._closed:
             raise StoreError(f"graph store {self.target} is closed")
         object_rows = [_object_row(obj) for obj in last_per_id(objects)]  # raises before anything is written
@@ -101,7 +101,8 @@ class Neo4jGraphStore(GraphStore):
             if batch:
                 ids = sorted({i for key in batch for i in (key[0], key[2])})
                 known = {r["id"] for r in tx.run(cypher.EXISTING_OBJECT_IDS, {"ns": ns, "ids": ids})}
-                check_relation_endpoints(batch.values(), known | {o["id"] for o in object_rows})
+                check_relation_endpoints(batch.values(),
+                                         (known - set(removed_ids)) | {o["id"] for o in object_rows})
                 keys = [{"subject": s, "predicate": p, "object": o} for s, p, o in batch]
                 stored = {(r["subject"], r["predicate"], r["object"]): r
                           for r in tx.run(cypher.RELATION_STAMPS, {"ns": ns, "keys": keys})}
@@ -113,6 +114,7 @@ class Neo4jGraphStore(GraphStore):
                         "tour_id": (old["tour_id"] if old and old["tour_id"] else rel.tour_id) or ""})
             tx.run(cypher.APPLY_MERGE, {
                 "ns": ns, "chunk_id": chunk_id, "tour_id": tour_of_chunk(chunk_id),
+                "removed_ids": list(removed_ids),
                 "object_ids": [o["id"] for o in object_rows], "objects": object_rows,
                 "relations": rel_rows})
             return True

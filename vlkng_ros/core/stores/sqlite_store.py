@@ -191,10 +191,12 @@ class SqliteGraphStore(GraphStore):
         return {r[0] for r in self._query("SELECT chunk_id FROM chunks WHERE tour_id = ?", (tour_id,))}
 
     def apply_merge(self, chunk_id: str, objects: Sequence[ObjectNode],
-                    relations: Sequence[Relation]) -> bool:
+                    relations: Sequence[Relation], removed_ids: Sequence[str] = ()) -> bool:
         with self._tx() as con:
             if con.execute("SELECT 1 FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone():
                 return False
+            if removed_ids:
+                self._delete_objects(con, list(removed_ids))
             for obj in last_per_id(objects):  # serialised one by one inside the transaction: a bad one rolls back
                 self._replace_object(con, obj)
             batch = merge_relation_batch(relations)
@@ -216,6 +218,17 @@ class SqliteGraphStore(GraphStore):
             con.execute("INSERT INTO chunks(chunk_id, tour_id, merged_at_ns) VALUES (?, ?, ?)",
                         (chunk_id, tour_of_chunk(chunk_id), time.time_ns()))
             return True
+
+    def _delete_objects(self, con: sqlite3.Connection, ids: list[str]) -> None:
+        ids_json = _json_list(ids)
+        if self.spatial == "rtree":
+            con.execute("DELETE FROM objects_rtree WHERE rid IN (SELECT rid FROM objects WHERE id IN "
+                        "(SELECT value FROM json_each(?)))", (ids_json,))
+        con.execute("DELETE FROM object_labels WHERE object_id IN (SELECT value FROM json_each(?))", (ids_json,))
+        con.execute("DELETE FROM observations WHERE object_id IN (SELECT value FROM json_each(?))", (ids_json,))
+        con.execute("DELETE FROM relations WHERE subject IN (SELECT value FROM json_each(?)) "
+                    "OR object IN (SELECT value FROM json_each(?))", (ids_json, ids_json))
+        con.execute("DELETE FROM objects WHERE id IN (SELECT value FROM json_each(?))", (ids_json,))
 
     def _replace_object(self, con: sqlite3.Connection, obj: ObjectNode) -> None:
         data = object_json(obj)
