@@ -6,21 +6,27 @@ original string is kept in the payload under ``_vlkng_id`` (hidden from returned
 
 Local mode (a folder or ``:memory:``) answers searches from an in-process ANN index per collection
 (``ann.AnnIndex``) instead of qdrant-client's Python brute force, whose cost grows linearly with the
-collection. Qdrant stays the source of truth: the index is rebuilt from Qdrant's points (a scroll
-with vectors) the first time a collection is used after opening, rather than persisted beside it,
-so a crash between the two writes can never leave a stale index on disk. Upserts write Qdrant
-first, then the index, batch by batch, under one lock that searches also take. Filters the index
-cannot evaluate (nested keys, non-scalar values) go to Qdrant's own filtered search. A server has
-its own HNSW index and is queried directly.
+collection. Qdrant stays the source of truth: the index is loaded from Qdrant's points (a scroll
+with vectors) the first time a collection is used after opening. In folder mode the trained
+quantiser and every point's list are saved beside Qdrant's data (``<folder>/vlkng_ann/<collection>
+.npz``, at close and after a training) and reused on the next open when they fit the points (id and
+vector fingerprint per point; see ``AnnIndex.bulk_load``), so opening a 100k collection does not
+re-run k-means; a missing, stale or unreadable file only costs a re-training. Upserts write Qdrant
+first, then the index, batch by batch, serialised by a writer lock; searches take only a short
+lock to find the index, so they never wait for an upsert's re-training. Filters the index cannot
+evaluate (nested keys, non-scalar values) go to Qdrant's own filtered search. A server has its own
+HNSW index and is queried directly.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 import uuid
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -47,9 +53,11 @@ class QdrantVectorStore(VectorStore):
 
     def __init__(self, path: str | None = None, url: str | None = None,
                  api_key: str | None = None, timeout_s: float = 30.0,
-                 ann_exact_below: int = 4096) -> None:
+                 ann_exact_below: int = 4096, ann_state_dir: str | None = None) -> None:
         """``path``: local-mode folder (or ':memory:'); ``url``: a server (wins over path).
-        ``ann_exact_below``: local-mode collections smaller than this are searched exactly."""
+        ``ann_exact_below``: local-mode collections smaller than this are searched exactly.
+        ``ann_state_dir``: where trained ANN state is kept (default ``<path>/vlkng_ann`` for a
+        folder, none for ':memory:')."""
         from qdrant_client import QdrantClient
 
         self.remote = bool(url)
@@ -67,7 +75,16 @@ class QdrantVectorStore(VectorStore):
         self._dims: dict[str, int] = {}
         self._ann_exact_below = int(ann_exact_below)
         self._indexes: dict[str, AnnIndex] = {}  # local mode only
-        self._lock = threading.RLock()
+        self._saved_version: dict[str, int] = {}  # index version last written to the state dir
+        self.ann_loads: dict[str, str] = {}  # collection -> how its index was loaded (bulk_load)
+        if ann_state_dir:
+            self._state_dir: Path | None = Path(ann_state_dir)
+        elif not url and path not in (None, ":memory:"):
+            self._state_dir = Path(path) / "vlkng_ann"
+        else:
+            self._state_dir = None
+        self._lock = threading.RLock()  # client calls and the dicts above; held briefly
+        self._write_lock = threading.RLock()  # one upsert at a time (Qdrant, then the index)
 
     # ----------------------------------------------------------------------------------------
     def ensure_collection(self, collection: str, dim: int) -> None:
@@ -116,15 +133,20 @@ class QdrantVectorStore(VectorStore):
         points = [models.PointStruct(id=point_uuid(str(pid)), vector=vec.tolist(),
                                      payload={**payload, _ID_KEY: str(pid)})
                   for pid, vec, payload in zip(ids, vecs, payloads)]
-        with self._lock:
-            self._ensure_collection(collection, vecs.shape[1])
-            index = self._index(collection)
+        with self._write_lock:
+            with self._lock:
+                self._ensure_collection(collection, vecs.shape[1])
+                index = self._index(collection)
+            trainings = index.trainings if index is not None else 0
             for start in range(0, len(points), _BATCH):
-                self._client.upsert(collection, points=points[start:start + _BATCH], wait=True)
+                with self._lock:
+                    self._client.upsert(collection, points=points[start:start + _BATCH], wait=True)
                 if index is not None:  # what Qdrant stored, so the index returns the same payloads
-                    stop = start + _BATCH
+                    stop = start + _BATCH  # (it may re-train here, holding neither lock)
                     index.upsert([str(pid) for pid in ids[start:stop]], vecs[start:stop],
                                  [_stored_payload(p) for p in payloads[start:stop]])
+            if index is not None and index.trainings != trainings:
+                self._save_state(collection, index)
 
     def _index(self, collection: str) -> AnnIndex | None:
         """The collection's ANN index (local mode), built from Qdrant's points on first use."""
@@ -132,48 +154,93 @@ class QdrantVectorStore(VectorStore):
             return None
         index = self._indexes.get(collection)
         if index is None and self._client.collection_exists(collection):
-            index = AnnIndex(self._collection_dim(collection), exact_below=self._ann_exact_below)
+            dim = self._collection_dim(collection)
+            index = AnnIndex(dim, exact_below=self._ann_exact_below)
+            ids: list[str] = []
+            payloads: list[dict[str, Any]] = []
+            vectors: list[np.ndarray] = []
             offset = None
             while True:
                 records, offset = self._client.scroll(collection, limit=_SCROLL_PAGE, offset=offset,
                                                       with_payload=True, with_vectors=True)
+                for r in records:
+                    payload = dict(r.payload or {})
+                    ids.append(str(payload.pop(_ID_KEY, r.id)))
+                    payloads.append(payload)
                 if records:
-                    ids, payloads = [], []
-                    for r in records:
-                        payload = dict(r.payload or {})
-                        ids.append(str(payload.pop(_ID_KEY, r.id)))
-                        payloads.append(payload)
-                    index.upsert(ids, np.asarray([r.vector for r in records], dtype=np.float32),
-                                 payloads)
+                    vectors.append(np.asarray([r.vector for r in records], dtype=np.float32))
                 if offset is None:
                     break
+            vecs = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+            how = index.bulk_load(ids, vecs, payloads, self._load_state(collection))
             self._indexes[collection] = index
-            log.debug("ANN index for %r built from %d points: %s", collection, len(index),
-                      index.stats())
+            self.ann_loads[collection] = how
+            if how == "reused":
+                self._saved_version[collection] = index.version
+            elif index.trained:
+                self._save_state(collection, index)
+            log.debug("ANN index for %r loaded from %d points (%s): %s", collection, len(index),
+                      how, index.stats())
         return index
+
+    def _state_path(self, collection: str) -> Path | None:
+        return None if self._state_dir is None else self._state_dir / f"{collection}.npz"
+
+    def _load_state(self, collection: str) -> dict[str, np.ndarray] | None:
+        path = self._state_path(collection)
+        if path is None or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except Exception as e:  # truncated or foreign file: Qdrant is the truth, re-train
+            log.warning("ignoring unreadable ANN state %s (%s: %s); the index will be re-trained",
+                        path, type(e).__name__, e)
+            return None
+
+    def _save_state(self, collection: str, index: AnnIndex) -> None:
+        """Write the index's trained state atomically (temp file, then rename); errors are
+        logged, never raised: the state is only a cache of what Qdrant holds."""
+        path = self._state_path(collection)
+        if path is None or self._saved_version.get(collection) == index.version:
+            return
+        version = index.version
+        state = index.export_state()
+        if state is None:
+            return
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as f:
+                np.savez(f, **state)
+            os.replace(tmp, path)
+            self._saved_version[collection] = version
+        except OSError as e:
+            log.warning("cannot save ANN state to %s: %s", path, e)
 
     def search(self, collection: str, vector: np.ndarray, limit: int,
                where: dict[str, Any] | None = None) -> list[VectorHit]:
         _check_collection(collection)
-        with self._lock:
+        with self._lock:  # held only to find the index; the index has its own lock
             index = self._indexes.get(collection)
             if index is None:
                 if limit <= 0 or not self._client.collection_exists(collection):
                     return []
                 index = self._index(collection)
-            query = np.asarray(vector, dtype=np.float32).reshape(-1)
             dim = index.dim if index is not None else (
                 self._dims.get(collection) or self._collection_dim(collection))
-            if query.shape[0] != dim:
-                raise ValueError(f"search: {query.shape[0]}-d query on {dim}-d collection "
-                                 f"{collection!r}")
-            if limit <= 0:
-                return []
-            if not np.isfinite(query).all():
-                raise ValueError("search: query contains NaN or inf")
-            if index is not None and filter_supported(where):
-                return [VectorHit(h.point_id, h.score, h.payload)
-                        for h in index.search(query, int(limit), where)]
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != dim:
+            raise ValueError(f"search: {query.shape[0]}-d query on {dim}-d collection "
+                             f"{collection!r}")
+        if limit <= 0:
+            return []
+        if not np.isfinite(query).all():
+            raise ValueError("search: query contains NaN or inf")
+        if index is not None and filter_supported(where):
+            return [VectorHit(h.point_id, h.score, h.payload)
+                    for h in index.search(query, int(limit), where)]
+        with self._lock:
             return self._qdrant_search(collection, query, int(limit), where)
 
     def _qdrant_search(self, collection: str, query: np.ndarray, limit: int,
@@ -209,7 +276,10 @@ class QdrantVectorStore(VectorStore):
             return None if index is None else index.stats()
 
     def close(self) -> None:
-        with self._lock:
+        """Save each changed local index's trained state, then close the client."""
+        with self._write_lock, self._lock:
+            for collection, index in self._indexes.items():
+                self._save_state(collection, index)
             self._indexes.clear()
             self._client.close()
 
