@@ -40,6 +40,10 @@ WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
 LABEL_GATE = 0.55  # below this label similarity (and weak text similarity) two objects never match
 TEXT_GATE = 0.75
 POSITION_NOISE_M2 = 0.1
+# Consolidation of earlier splits (see StoaMerger._consolidate)
+CONSOLIDATE_MAX_VAR = 0.3
+CONSOLIDATE_RADIUS_M = 4.0  # poorly localised nodes can sit metres off along their bearings
+CONSOLIDATE_SIGMAS = 2.0  # squared-distance gate: d^2 <= 2 * sigma2 * this
 
 
 @dataclass
@@ -49,6 +53,7 @@ class MergeReport:
     created: list[str] = field(default_factory=list)
     matched: dict[str, str] = field(default_factory=dict)  # chunk-local id -> global id
     moved: list[str] = field(default_factory=list)
+    consolidated: list[tuple[str, str]] = field(default_factory=list)  # (removed id, kept id)
     shortlist_sizes: list[int] = field(default_factory=list)
     judge: str = "deterministic"  # deterministic | llm | llm-fallback
     judge_prompt_chars: int = 0
@@ -135,8 +140,9 @@ class StoaMerger:
             assignment = _assign(scores, self.cfg.stoa.threshold)
             objects, local_to_global = self._apply(chunk, news, candidates, assignment, report)
             relations = self._relations(chunk, local_to_global)
+            objects, moved_relations, removed = self._consolidate(objects, news, local_to_global, report)
             self._write_vectors(chunk, news, local_to_global, keyframes)
-            graph.apply_merge(chunk.chunk_id, objects, relations)
+            graph.apply_merge(chunk.chunk_id, objects, relations + moved_relations, removed)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -213,7 +219,11 @@ class StoaMerger:
             # poorly known inside one chunk; the bearings themselves are accurate.) Plus a loose
             # check against the chunk's own estimate so a point far down the rays is not taken.
             # Box centres of big objects wander with the viewpoint: tolerance grows with size.
+            # Symmetric: the candidate on this chunk's bearings, or this chunk's estimate on the
+            # candidate's accumulated bearings (when the candidate's own range is the poor one).
             resid = n.rays.residual_at(c.position)
+            if c.ray_stats:
+                resid = min(resid, RayAccumulator(c.ray_stats).residual_at(n.position))
             sigma2 = POSITION_NOISE_M2 + (0.35 * n.extent_m) ** 2 + 0.3 * min(c.position_var or 0.5, 1.0)
             d2 = (n.position[0] - c.position[0]) ** 2 + (n.position[1] - c.position[1]) ** 2
             far = math.exp(-d2 / (2.0 * (n.var + (c.position_var or 0.5) + 1.0)))
@@ -309,6 +319,58 @@ class StoaMerger:
             out.append(node)
         return out, local_to_global
 
+    def _consolidate(self, objects: list[ObjectNode], news: list[_New], local_to_global: dict[str, str],
+                     report: MergeReport) -> tuple[list[ObjectNode], list[Relation], list[str]]:
+        """Fix earlier splits: once a node touched by this chunk is well localised, an older node
+        of the same kind at the same place that was never in view together with it is the same
+        object seen earlier from a poor viewpoint. It is absorbed (observations, bearings, labels)
+        and deleted in the same transaction; its relations are re-pointed."""
+        graph = self.memory.graph
+        extents = {local_to_global.get(n.obj.local_id): n.extent_m for n in news}
+        in_chunk = {o.id for o in objects}
+        removed: list[str] = []
+        moved_relations: list[Relation] = []
+        out = []
+        for u in objects:
+            if u.position is None or (u.position_var or 9.0) > CONSOLIDATE_MAX_VAR:
+                out.append(u)
+                continue
+            u_frames = set(u.frames)
+            u_labels = {x.lower() for x in [u.label, *u.labels_seen]}
+            for c in graph.objects_near(u.position[0], u.position[1], CONSOLIDATE_RADIUS_M, limit=16):
+                if c.id in in_chunk or c.id in removed or c.position is None:
+                    continue
+                c_labels = {x.lower() for x in [c.label, *c.labels_seen]}
+                if not (u_labels & c_labels) and float(
+                        self._emb.get([u.label.lower()])[0] @ self._emb.get([c.label.lower()])[0]) < 0.8:
+                    continue
+                if u_frames & set(c.frames):
+                    continue  # seen together: two objects
+                colors = (u.attributes.get("color"), c.attributes.get("color"))
+                if all(colors) and colors[0].lower() != colors[1].lower():  # type: ignore[union-attr]
+                    continue
+                extent = extents.get(u.id, 0.0)
+                if (c.position_var or 9.0) <= CONSOLIDATE_MAX_VAR * 2:
+                    sigma2 = (POSITION_NOISE_M2 + (0.35 * extent) ** 2 + 0.3 * (u.position_var or 1.0)
+                              + 0.3 * (c.position_var or 1.0))
+                    if math.dist(u.position, c.position) ** 2 > 2.0 * sigma2 * CONSOLIDATE_SIGMAS:
+                        continue
+                elif not c.ray_stats or RayAccumulator(c.ray_stats).residual_at(u.position) > (
+                        0.3 + 0.35 * extent) ** 2:
+                    continue  # c's range was never pinned down: its bearings must point at u
+                u = _absorb(u, c)
+                u_frames = set(u.frames)
+                removed.append(c.id)
+                report.consolidated.append((c.id, u.id))
+                for r in graph.relations_of([c.id]):
+                    s_id = u.id if r.subject == c.id else r.subject
+                    o_id = u.id if r.object == c.id else r.object
+                    if s_id != o_id and s_id not in removed and o_id not in removed:
+                        moved_relations.append(Relation(s_id, r.predicate, o_id, list(r.stamps), r.tour_id))
+            out.append(u)
+        moved_relations = [r for r in moved_relations if r.subject not in removed and r.object not in removed]
+        return out, moved_relations, removed
+
     def _relations(self, chunk: ChunkGraph, local_to_global: dict[str, str]) -> list[Relation]:
         rels: dict[tuple[str, str, str], Relation] = {}
         for r in chunk.relations:
@@ -384,6 +446,29 @@ def _extent(o: ChunkObject, keyframes: dict[int, Keyframe], position: tuple[floa
         rng = math.dist((kf.pose.x, kf.pose.y), position)
         widths.append(abs(cam.bearing(box[0]) - cam.bearing(box[2])) * rng)
     return float(np.median(widths)) if widths else 0.0
+
+
+def _absorb(keep: ObjectNode, gone: ObjectNode) -> ObjectNode:
+    """``keep`` with everything ``gone`` was built from (its sightings and bearings)."""
+    ray_stats, position, var = keep.ray_stats, keep.position, keep.position_var
+    if keep.ray_stats and gone.ray_stats:
+        acc = RayAccumulator(keep.ray_stats).merged(RayAccumulator(gone.ray_stats))
+        est = acc.solve()
+        if est is not None:
+            (position, var), ray_stats = est, acc.to_list()
+    attributes = dict(gone.attributes)
+    attributes.update(keep.attributes)
+    return replace(
+        keep, attributes=attributes, description=keep.description or gone.description,
+        affordances=list(dict.fromkeys([*keep.affordances, *gone.affordances])),
+        labels_seen=list(dict.fromkeys([*keep.labels_seen, *gone.labels_seen])),
+        places=list(dict.fromkeys([*keep.places, *gone.places])),
+        first_seen_ns=min(keep.first_seen_ns, gone.first_seen_ns),
+        last_seen_ns=max(keep.last_seen_ns, gone.last_seen_ns),
+        observations=sorted([*gone.observations, *keep.observations], key=lambda o: (o.tour_id, o.stamp_ns)),
+        position=position, position_var=var,
+        position_history=sorted([*gone.position_history, *keep.position_history]),
+        tours=list(dict.fromkeys([*gone.tours, *keep.tours])), ray_stats=ray_stats)
 
 
 def _describe(label: str, attributes: dict[str, str], description: str,
