@@ -207,7 +207,7 @@ class ObjectNode:
     attributes: dict[str, str] = field(default_factory=dict)
     affordances: list[str] = field(default_factory=list)
     labels_seen: list[str] = field(default_factory=list)  # every label perception gave it
-    places: list[str] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)  # kinds of place it was seen in, most frequent first
     first_seen_ns: int = 0
     last_seen_ns: int = 0
     observations: list[Observation] = field(default_factory=list)
@@ -219,6 +219,7 @@ class ObjectNode:
     # Sums of the bearing-ray least squares behind ``position`` (geometry.RayAccumulator), so
     # each new sighting refines the estimate at constant cost. Empty for objects made elsewhere.
     ray_stats: list[float] = field(default_factory=list)
+    place_counts: dict[str, int] = field(default_factory=dict)  # keyframes it was seen in, per place
 
     def text(self) -> str:
         attrs = " ".join(v for _, v in sorted(self.attributes.items()) if v)

@@ -18,7 +18,7 @@ import json
 import logging
 import math
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -68,7 +68,7 @@ class _New:
     label_vec: np.ndarray
     position: tuple[float, float] | None
     var: float
-    place: str | None
+    places: dict[str, int]  # place -> keyframes of this chunk it was seen in there
     rays: RayAccumulator
     extent_m: float = 0.0  # rough width of the object (angular box width x range)
 
@@ -161,9 +161,8 @@ class StoaMerger:
                 if kf is not None and kf.pose is not None:
                     rays.add(ray_for(kf.pose, box, self.camera_for(chunk.tour_id, kf.width, kf.height)))
             est = rays.solve()
-            places = [chunk.places[s] for s in sorted(o.boxes) if chunk.places.get(s)]
-            news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0,
-                             max(set(places), key=places.count) if places else None, rays,
+            places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
+            news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0, dict(places), rays,
                              _extent(o, keyframes, est[0] if est else None,
                                      lambda kf: self.camera_for(chunk.tour_id, kf.width, kf.height))))
         return news
@@ -307,7 +306,8 @@ class StoaMerger:
                 node = ObjectNode(
                     id=gid, label=o.label, description=o.description, attributes=dict(o.attributes),
                     affordances=list(o.affordances), labels_seen=[o.label],
-                    places=[n.place] if n.place else [], first_seen_ns=first, last_seen_ns=last,
+                    places=_ranked(n.places), place_counts=dict(n.places),
+                    first_seen_ns=first, last_seen_ns=last,
                     observations=obs, position=n.position, position_var=n.var if n.position else None,
                     position_history=[(first, *n.position)] if n.position else [], tours=[chunk.tour_id],
                     ray_stats=n.rays.to_list() if n.position else [])
@@ -448,6 +448,14 @@ def _extent(o: ChunkObject, keyframes: dict[int, Keyframe], position: tuple[floa
     return float(np.median(widths)) if widths else 0.0
 
 
+def _add_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return dict(Counter(a) + Counter(b))
+
+
+def _ranked(counts: dict[str, int]) -> list[str]:
+    return [p for p, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
 def _absorb(keep: ObjectNode, gone: ObjectNode) -> ObjectNode:
     """``keep`` with everything ``gone`` was built from (its sightings and bearings)."""
     ray_stats, position, var = keep.ray_stats, keep.position, keep.position_var
@@ -462,7 +470,7 @@ def _absorb(keep: ObjectNode, gone: ObjectNode) -> ObjectNode:
         keep, attributes=attributes, description=keep.description or gone.description,
         affordances=list(dict.fromkeys([*keep.affordances, *gone.affordances])),
         labels_seen=list(dict.fromkeys([*keep.labels_seen, *gone.labels_seen])),
-        places=list(dict.fromkeys([*keep.places, *gone.places])),
+        places=_ranked(counts := _add_counts(keep.place_counts, gone.place_counts)), place_counts=counts,
         first_seen_ns=min(keep.first_seen_ns, gone.first_seen_ns),
         last_seen_ns=max(keep.last_seen_ns, gone.last_seen_ns),
         observations=sorted([*gone.observations, *keep.observations], key=lambda o: (o.tour_id, o.stamp_ns)),
@@ -521,7 +529,7 @@ def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGrap
         attributes=attributes,
         affordances=list(dict.fromkeys([*node.affordances, *o.affordances])),
         labels_seen=list(dict.fromkeys([*node.labels_seen, o.label])),
-        places=list(dict.fromkeys([*node.places, *([n.place] if n.place else [])])),
+        places=_ranked(counts := _add_counts(node.place_counts, n.places)), place_counts=counts,
         first_seen_ns=min(node.first_seen_ns, obs[0].stamp_ns),
         last_seen_ns=max(node.last_seen_ns, obs[-1].stamp_ns),
         observations=[*node.observations, *obs],
