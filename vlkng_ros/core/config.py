@@ -49,7 +49,9 @@ class PerceptionConfig:
     base_url: str = _f("", "Override the Gemini endpoint (tests, proxies). Empty = default.")
     timeout_s: float = _f(60.0, "Per-request timeout (s).")
     max_retries: int = _f(4, "Retries on 429/5xx/timeouts/invalid output, with backoff.")
+    retry_backoff_s: float = _f(1.0, "First retry delay (s); doubles each retry, with jitter.")
     temperature: float = _f(0.1, "Sampling temperature for graph extraction (paper: 0.1).")
+    device: str = _f("", "transformers backend: torch device (empty = embeddings.device).")
     max_concurrency: int = _f(2, "Chunks perceived in parallel.")
 
 
@@ -61,7 +63,9 @@ class LLMConfig:
     base_url: str = _f("", "Override the endpoint. Empty = default.")
     timeout_s: float = _f(30.0, "Per-request timeout (s).")
     max_retries: int = _f(3, "Retries with backoff.")
+    retry_backoff_s: float = _f(1.0, "First retry delay (s); doubles each retry, with jitter.")
     temperature: float = _f(0.7, "Sampling temperature for answering (paper: 0.7).")
+    device: str = _f("auto", "transformers backend: torch device (auto = cuda if available).")
 
 
 @dataclass
