@@ -27,3 +27,23 @@ def test_bad_values_are_clear_errors():
         load_config(None, {"stoa.nope": 1})
     with pytest.raises(ValueError, match="chunk_size"):
         load_config(None, {"chunk_size": "eight"})
+
+
+def test_shipped_yaml_lists_every_parameter_with_its_default():
+    import yaml
+    from pathlib import Path
+
+    doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "vlkng.yaml").read_text())
+    shipped = load_config(Path(__file__).resolve().parents[1] / "config" / "vlkng.yaml")
+    flat = dict(_flatten(doc["/**"]["ros__parameters"]))
+    for name, default, _ in VlkngConfig().iter_parameters():
+        assert name in flat, f"config/vlkng.yaml lacks {name}"
+    assert shipped.to_dict() == VlkngConfig().to_dict(), "the shipped YAML differs from the code defaults"
+
+
+def _flatten(d, prefix=""):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _flatten(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
