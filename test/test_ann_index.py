@@ -166,3 +166,118 @@ def test_concurrent_search_while_upserting():
         t.join()
     assert not errors, errors[0]
     assert len(index) == 6000 and index.trained
+
+
+def assert_layout_consistent(index: AnnIndex, current: dict[str, np.ndarray]) -> None:
+    """Every point sits in exactly one list, at the row its position says, with its current
+    vector; no list holds a row twice."""
+    lists = index._lists
+    seen: set[int] = set()
+    for lst in range(lists.nlist):
+        members = lists.members[lst][:lists.sizes[lst]].tolist()
+        assert len(set(members)) == len(members)
+        for row, slot in enumerate(members):
+            assert slot not in seen
+            seen.add(slot)
+            assert lists.list_of[slot] == lst and lists.pos_of[slot] == row
+            np.testing.assert_allclose(lists.blocks[lst][row], current[index._ids[slot]],
+                                       atol=1e-6)
+    assert len(seen) == len(index) == len(current)
+
+
+def test_swap_remove_under_reupserts_keeps_lists_exact():
+    rng = np.random.default_rng(31)
+    vecs = clustered_plus_random(rng, 3000, 0, 24)
+    index = AnnIndex(24, exact_below=1000)
+    ids = [f"p{i}" for i in range(3000)]
+    index.upsert(ids, vecs, [{"v": 0} for _ in ids])
+    assert index.trained
+    current = dict(zip(ids, vecs))
+    for round_ in range(5):  # re-upserts move points between lists (and back), in batches
+        picked = rng.choice(3000, size=400, replace=False)
+        donors = rng.choice(3000, size=400)
+        new = unit_rows(vecs[donors] + 0.05 * rng.normal(size=(400, 24)))
+        index.upsert([ids[i] for i in picked], new, [{"v": round_ + 1} for _ in picked])
+        current.update({ids[i]: v for i, v in zip(picked, new)})
+        assert_layout_consistent(index, current)
+    assert len(index) == 3000
+    index.nprobe = index._lists.nlist  # probe everything: must equal exact search
+    matrix = np.stack([current[i] for i in ids])
+    for q in rng.normal(size=(10, 24)).astype(np.float32):
+        want, scores = exact_top(matrix, q, 10)
+        hits = index.search(q, 10)
+        assert [h.point_id for h in hits] == want
+        np.testing.assert_allclose([h.score for h in hits], scores, atol=1e-5)
+
+
+def test_search_and_upsert_while_retraining_in_another_thread():
+    rng = np.random.default_rng(33)
+    vecs = clustered_plus_random(rng, 4000, 0, 16)
+    index = AnnIndex(16, exact_below=1000)
+    ids = [f"p{i}" for i in range(2000)]
+    index.upsert(ids, vecs[:2000], [{} for _ in ids])
+    assert index.trainings == 1
+    started, release = threading.Event(), threading.Event()
+    real_fit = index._fit
+
+    def slow_fit(data, rng_):  # k-means that waits until the test lets it finish
+        started.set()
+        assert release.wait(30)
+        return real_fit(data, rng_)
+
+    index._fit = slow_fit
+    grower = threading.Thread(  # doubling the size re-trains, inside this thread's upsert
+        target=index.upsert, args=([f"p{i}" for i in range(2000, 4000)], vecs[2000:4000],
+                                   [{} for _ in range(2000)]))
+    grower.start()
+    try:
+        assert started.wait(30)
+        results: list = []
+        searcher = threading.Thread(target=lambda: results.append(index.search(vecs[3500], 1)))
+        searcher.start()
+        searcher.join(30)
+        assert not searcher.is_alive(), "a search waited for the training run"
+        assert results[0][0].point_id == "p3500"
+        # written while the training runs: a new point and a moved one
+        index.upsert(["late", "p10"], np.stack([vecs[3999] * -1, vecs[3000]]), [{}, {"m": 1}])
+    finally:
+        release.set()
+        grower.join(60)
+    assert index.trainings == 2 and index.trained_at == 4000 and len(index) == 4001
+    current = {f"p{i}": unit_rows(v)[0] for i, v in enumerate(vecs)}
+    current["late"], current["p10"] = unit_rows(-vecs[3999])[0], unit_rows(vecs[3000])[0]
+    assert_layout_consistent(index, current)
+    assert index.search(-vecs[3999], 1)[0].point_id == "late"
+    assert {h.point_id for h in index.search(vecs[3000], 2)} == {"p10", "p3000"}
+    assert index.search(vecs[10], 1)[0].point_id != "p10"
+
+
+def test_exported_state_is_reused_and_rejected_when_stale():
+    rng = np.random.default_rng(35)
+    vecs = clustered_plus_random(rng, 3000, 0, 32)
+    ids = [f"p{i}" for i in range(3000)]
+    built = AnnIndex(32, exact_below=1000)
+    built.upsert(ids, vecs, [{"i": i} for i in range(3000)])
+    state = built.export_state()
+    order = rng.permutation(3000)  # another scroll order: matched by id, not by position
+    again = AnnIndex(32, exact_below=1000)
+    assert again.bulk_load([ids[i] for i in order], vecs[order],
+                           [{"i": int(i)} for i in order], state) == "reused"
+    assert again.trainings == 0 and again.nprobe == built.nprobe
+    for i in (0, 1234, 2999):
+        assert again._lists.list_of[again._slot_of[ids[i]]] == \
+            built._lists.list_of[built._slot_of[ids[i]]]
+        assert again.search(vecs[i], 1)[0].payload == {"i": i}
+    # a few changed vectors: still reused, the changed points go to their nearest list
+    changed = vecs.copy()
+    changed[:50] = unit_rows(rng.normal(size=(50, 32)))
+    few = AnnIndex(32, exact_below=1000)
+    assert few.bulk_load(ids, changed, [{} for _ in ids], state) == "reused"
+    assert all(few.search(changed[i], 1)[0].point_id == f"p{i}" for i in range(50))
+    # most vectors changed, or another dim: the state is ignored and k-means runs
+    stale = AnnIndex(32, exact_below=1000)
+    assert stale.bulk_load(ids, unit_rows(rng.normal(size=(3000, 32))), [{} for _ in ids],
+                           state) == "rebuilt"
+    assert stale.trainings == 1
+    other_dim = AnnIndex(16, exact_below=1000)
+    assert other_dim.bulk_load(ids, vecs[:, :16], [{} for _ in ids], state) == "rebuilt"

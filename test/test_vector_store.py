@@ -209,3 +209,77 @@ def test_search_while_another_thread_upserts():
         assert store.search("c", vecs[1400], 1)[0].point_id == "p1400"
     finally:
         store.close()
+
+
+def test_ann_state_saved_reused_and_invalidated(tmp_path, caplog):
+    """Closing saves the trained quantiser beside Qdrant's data; reopening reuses it (no k-means)
+    when it fits Qdrant's points, re-trains when most points changed behind its back, and
+    survives an unreadable state file."""
+    from qdrant_client import QdrantClient, models
+
+    rng = np.random.default_rng(24)
+    n = 900
+    vecs = unit(rng, n)
+    folder = tmp_path / "q"
+    store = QdrantVectorStore(path=str(folder), ann_exact_below=300)
+    store.upsert("c", [f"p{i}" for i in range(n)], vecs, [{"i": i} for i in range(n)])
+    built = store.ann_stats("c")
+    store.close()
+    state_file = folder / "vlkng_ann" / "c.npz"
+    assert state_file.exists()
+
+    again = QdrantVectorStore(path=str(folder), ann_exact_below=300)
+    try:
+        stats = again.ann_stats("c")
+        assert again.ann_loads["c"] == "reused" and stats["trainings"] == 0
+        assert (stats["lists"], stats["nprobe"]) == (built["lists"], built["nprobe"])
+        for i in (0, 450, 899):
+            hit = again.search("c", vecs[i], 1)[0]
+            assert (hit.point_id, hit.payload) == (f"p{i}", {"i": i})
+    finally:
+        again.close()
+
+    # most vectors replaced by another writer: the saved lists no longer fit
+    fresh = unit(rng, n)
+    raw = QdrantClient(path=str(folder))
+    raw.upsert("c", points=[models.PointStruct(id=point_uuid(f"p{i}"), vector=fresh[i].tolist(),
+                                               payload={"i": i, "_vlkng_id": f"p{i}"})
+                            for i in range(n)])
+    raw.close()
+    stale = QdrantVectorStore(path=str(folder), ann_exact_below=300)
+    try:
+        assert stale.ann_stats("c")["trainings"] == 1 and stale.ann_loads["c"] == "rebuilt"
+        assert all(stale.search("c", fresh[i], 1)[0].point_id == f"p{i}" for i in (1, 500, 898))
+    finally:
+        stale.close()
+
+    state_file.write_bytes(b"not an npz")
+    with caplog.at_level("WARNING", logger="vlkng.stores.qdrant"):
+        broken = QdrantVectorStore(path=str(folder), ann_exact_below=300)
+        try:
+            assert broken.count("c") == n
+            assert broken.search("c", fresh[7], 1)[0].point_id == "p7"
+            assert broken.ann_loads["c"] == "fresh"
+        finally:
+            broken.close()
+    assert "unreadable ANN state" in caplog.text
+
+
+def test_direct_local_read_equals_scroll():
+    """Opening reads local mode's arrays directly when it can; that must give exactly what the
+    public scroll gives (ids, vectors, payloads without the hidden id key)."""
+    rng = np.random.default_rng(25)
+    vecs = unit(rng, 300)
+    store = QdrantVectorStore(path=":memory:")
+    try:
+        store.upsert("c", [f"p{i}" for i in range(300)], vecs,
+                     [{"i": i, "tags": ["a", str(i % 3)]} for i in range(300)])
+        store.upsert("c", ["p4"], vecs[9:10], [{"moved": True}])
+        direct = store._local_points("c", DIM)
+        assert direct is not None  # the fast path is the one used with this qdrant-client
+        scrolled = store._scrolled_points("c", DIM)
+        key = lambda pts: sorted(zip(pts[0], pts[1].round(6).tolist(), map(repr, pts[2])))
+        assert key(direct) == key(scrolled)
+        assert len(direct[0]) == 300 and {"moved": True} in direct[2]
+    finally:
+        store.close()

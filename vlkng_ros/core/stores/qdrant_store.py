@@ -156,22 +156,10 @@ class QdrantVectorStore(VectorStore):
         if index is None and self._client.collection_exists(collection):
             dim = self._collection_dim(collection)
             index = AnnIndex(dim, exact_below=self._ann_exact_below)
-            ids: list[str] = []
-            payloads: list[dict[str, Any]] = []
-            vectors: list[np.ndarray] = []
-            offset = None
-            while True:
-                records, offset = self._client.scroll(collection, limit=_SCROLL_PAGE, offset=offset,
-                                                      with_payload=True, with_vectors=True)
-                for r in records:
-                    payload = dict(r.payload or {})
-                    ids.append(str(payload.pop(_ID_KEY, r.id)))
-                    payloads.append(payload)
-                if records:
-                    vectors.append(np.asarray([r.vector for r in records], dtype=np.float32))
-                if offset is None:
-                    break
-            vecs = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+            points = self._local_points(collection, dim)
+            if points is None:
+                points = self._scrolled_points(collection, dim)
+            ids, vecs, payloads = points
             how = index.bulk_load(ids, vecs, payloads, self._load_state(collection))
             self._indexes[collection] = index
             self.ann_loads[collection] = how
@@ -182,6 +170,60 @@ class QdrantVectorStore(VectorStore):
             log.debug("ANN index for %r loaded from %d points (%s): %s", collection, len(index),
                       how, index.stats())
         return index
+
+    def _scrolled_points(self, collection: str,
+                         dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+        """Every point (id, vector, payload) through the public scroll API."""
+        ids: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        vectors: list[np.ndarray] = []
+        offset = None
+        while True:
+            records, offset = self._client.scroll(collection, limit=_SCROLL_PAGE, offset=offset,
+                                                  with_payload=True, with_vectors=True)
+            for r in records:
+                payload = dict(r.payload or {})
+                ids.append(str(payload.pop(_ID_KEY, r.id)))
+                payloads.append(payload)
+            if records:
+                vectors.append(np.asarray([r.vector for r in records], dtype=np.float32))
+            if offset is None:
+                break
+        vecs = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+        return ids, vecs, payloads
+
+    def _local_points(self, collection: str,
+                      dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]] | None:
+        """Every point read straight from local mode's in-process arrays (qdrant-client 1.x
+        ``LocalCollection``: ``vectors[""]``, ``payload``, ``ids_inv``, ``deleted``): at 100k
+        points this takes a fraction of a second where the scroll, which builds a record object
+        per point, takes many. None when those structures are not what this expects (another
+        qdrant-client version) or disagree with Qdrant's count; the caller then scrolls."""
+        try:
+            local = self._client._client.collections[collection]
+            vectors = local.vectors[""]
+            payload_list, ids_inv = local.payload, local.ids_inv
+            n = len(payload_list)
+            gone = np.asarray(local.deleted[:n], dtype=bool) | \
+                np.asarray(local.deleted_per_vector[""][:n], dtype=bool)
+            if not (isinstance(vectors, np.ndarray) and vectors.ndim == 2 and
+                    vectors.shape[0] >= n and vectors.shape[1] == dim and len(ids_inv) >= n and
+                    gone.shape == (n,)):
+                return None
+            live = np.flatnonzero(~gone)
+            ids: list[str] = []
+            payloads: list[dict[str, Any]] = []
+            for i in live.tolist():
+                payload = json.loads(json.dumps(payload_list[i]))  # a copy, as a scroll returns
+                ids.append(str(payload.pop(_ID_KEY, ids_inv[i])))
+                payloads.append(payload)
+            vecs = np.array(vectors[live], dtype=np.float32)
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as e:
+            log.debug("local points of %r not readable directly (%s); scrolling", collection, e)
+            return None
+        if len(ids) != int(self._client.count(collection, exact=True).count):
+            return None
+        return ids, vecs, payloads
 
     def _state_path(self, collection: str) -> Path | None:
         return None if self._state_dir is None else self._state_dir / f"{collection}.npz"
