@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 GOAL_STANDOFF_M = 0.5
+GOAL_MERGE_M = 2.0  # same-label evidence objects this close are pooled for the goal position
+MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighting it
 RUN_GAP_NS = 3_000_000_000  # sightings further apart than this start a new visit
 MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
 
@@ -90,14 +92,35 @@ def _visit_bounds(obs: list, which: str) -> tuple[int, int] | None:
     return (stamps[0], end) if which == "first" else (end, stamps[0])
 
 
+def merged_position(sub: Subgraph, target_id: str) -> tuple[float, float] | None:
+    """The target's position pooled with its likely duplicates: evidence objects with the same
+    label whose positions lie within GOAL_MERGE_M of it (one physical object split into several
+    nodes by association). Each counts by its observations over its position variance, so a
+    well-triangulated node outweighs a noisy fragment whichever of them ranked first."""
+    node = sub.objects.get(target_id)
+    if node is None or node.position is None:
+        return None
+    ox, oy = node.position
+    sx = sy = sw = 0.0
+    for other in sub.objects.values():
+        if other.position is None or other.label.lower() != node.label.lower():
+            continue
+        if other.id != node.id and math.hypot(other.position[0] - ox, other.position[1] - oy) > GOAL_MERGE_M:
+            continue
+        w = len(other.observations) / max(float(other.position_var or 0.0), MIN_POSITION_VAR)
+        sx, sy, sw = sx + w * other.position[0], sy + w * other.position[1], sw + w
+    return (sx / sw, sy / sw) if sw > 0 else (ox, oy)
+
+
 def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str) -> tuple[Pose | None, str]:
     """Face the target from a short standoff toward where it was seen from; else the best
     frame's pose; else none."""
     node = sub.objects.get(target_id)
     view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
     view = view or next((f.pose for f in frames if f.pose), None)
-    if node is not None and node.position is not None:
-        ox, oy = node.position
+    pooled = merged_position(sub, target_id)
+    if node is not None and pooled is not None:
+        ox, oy = pooled
         if view is not None:
             dx, dy = view.x - ox, view.y - oy
             d = math.hypot(dx, dy)

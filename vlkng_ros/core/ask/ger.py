@@ -33,12 +33,20 @@ PLACE_SAMPLE_FRAMES = 40  # "what did I see in the office": keyframes sampled fr
 
 
 def rrf(rankings: list[Ranked], k: int) -> Ranked:
-    """Reciprocal rank fusion; the fused relevance of an object is its best raw relevance."""
+    """Reciprocal rank fusion, each contribution weighted by the object's relevance relative to
+    the best of that signal (squared): plain RRF treats a signal's 7th-best weak match like its
+    exact match when k is large, so a run of near-synonyms ("chair", "sofa") found by several
+    signals would outrank the exact "cushion" found by one. The normalisation is per signal,
+    so the scales still need no calibration. The fused relevance is the best raw relevance."""
     fused: dict[str, float] = {}
     rel: dict[str, float] = {}
     for r in rankings:
+        best = max(r.relevance.values(), default=0.0)
+        if best <= 0.0:
+            continue
         for rank, oid in enumerate(r.order):
-            fused[oid] = fused.get(oid, 0.0) + 1.0 / (k + rank + 1)
+            share = max(0.0, r.relevance[oid]) / best
+            fused[oid] = fused.get(oid, 0.0) + share * share / (k + rank + 1)
             rel[oid] = max(rel.get(oid, 0.0), r.relevance[oid])
     order = sorted(fused, key=lambda o: (-fused[o], -rel[o], o))
     out = Ranked(order, rel)
@@ -80,6 +88,8 @@ class Retriever:
         lab_rank, nodes = label_ranking(self.memory, labels, pq if with_attrs else ParsedQuery(text=""),
                                         LABEL_LOOKUP_LIMIT, self.tours)
         rankings = [lab_rank]
+        if with_attrs:  # what the thing is for: a graph attribute, so GR uses it too
+            rankings.append(self.labels.affordance_ranking(vec))
         if self.use_vectors:
             rankings.append(vector_ranking(self.memory, self.memory.text_collection, vec,
                                            self.cfg.vector_k, hits))

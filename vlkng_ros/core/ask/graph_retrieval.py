@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 LABEL_SYNONYM_MIN = 0.6  # cosine between phrase and label to treat the label as a synonym
 LABEL_BEST_MIN = 0.45  # the closest label in memory counts as a synonym from this cosine ...
 LABEL_BEST_MARGIN = 0.08  # ... and so do labels within this margin of it
+AFFORDANCE_MIN = 0.42  # cosine between the question's phrase and an affordance text to use it ...
+AFFORDANCE_MARGIN = 0.06  # ... for it and the affordances within this margin of the best one
 VOCAB_REFRESH_S = 30.0  # label vocabulary / keyframe index: rebuilt at most this often while growing
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
 DEFAULT_RELEVANCE_FLOOR = 0.3
@@ -93,6 +95,9 @@ class LabelIndex:
         self._vocab: list[str] = []
         self._vocab_mat: np.ndarray | None = None
         self._vocab_key: tuple[int, float] = (-1, 0.0)
+        self._affordances: dict[str, list[str]] = {}  # affordance text -> object ids
+        self._aff_texts: list[str] = []
+        self._aff_mat: np.ndarray | None = None
         self._lock = threading.Lock()
 
     def vocabulary(self) -> tuple[list[str], np.ndarray | None]:
@@ -102,13 +107,40 @@ class LabelIndex:
             if count < 0 or (now - built > VOCAB_REFRESH_S and self.memory.graph.count_objects() != count):
                 n = self.memory.graph.count_objects()
                 labels: set[str] = set()
+                affordances: dict[str, list[str]] = {}
                 for node in self.memory.graph.iter_objects():
                     labels.add(node.label.lower())
                     labels.update(lab.lower() for lab in node.labels_seen)
+                    for aff in node.affordances:
+                        if aff.strip():
+                            affordances.setdefault(aff.strip().lower(), []).append(node.id)
                 self._vocab = sorted(labels - {""})
                 self._vocab_mat = self.label_vectors(self._vocab) if self._vocab else None
+                self._aff_texts = sorted(affordances)
+                self._affordances = affordances
+                self._aff_mat = self.label_vectors(self._aff_texts) if self._aff_texts else None
                 self._vocab_key = (n, now)
             return self._vocab, self._vocab_mat
+
+    def affordance_ranking(self, phrase_vec: np.ndarray) -> Ranked:
+        """Objects by what they are for: the question's phrase ("fry some eggs", "lie down for
+        a bit") against the distinct affordance texts in memory ("cook on", "lie down on"),
+        embedded once per vocabulary refresh. Affordances close to the best one count; each
+        object gets the similarity of its best matching affordance."""
+        self.vocabulary()
+        ranked = Ranked()
+        if self._aff_mat is None:
+            return ranked
+        sims = self._aff_mat @ phrase_vec
+        best = float(sims.max())
+        if best < AFFORDANCE_MIN:
+            return ranked
+        for i in np.argsort(-sims):
+            if sims[i] < max(AFFORDANCE_MIN, best - AFFORDANCE_MARGIN):
+                break
+            for oid in self._affordances.get(self._aff_texts[i], []):
+                ranked.add(oid, float(sims[i]))
+        return ranked.sorted()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.memory.text_embedder.embed_texts(texts)
