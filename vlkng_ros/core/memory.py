@@ -34,6 +34,9 @@ class Memory:
         self.vectors = vectors
         self.frames = frames
         self.write_lock = threading.RLock()
+        # Bumped after every write made through this process (merges, keyframes), so readers'
+        # caches (ask vocabulary, keyframe index) know when to refresh without polling the stores.
+        self.generation = 0
         self._text_embedder: TextEmbedder | None = None
         self._image_embedder: ImageTextEmbedder | None | bool = False
 
@@ -48,6 +51,10 @@ class Memory:
         vectors = open_vector_store(cfg.stores, path)
         frames = open_frame_store(path)
         return Memory(path, cfg, graph, vectors, frames)
+
+    def touch(self) -> None:
+        """Record that the memory changed (see ``generation``)."""
+        self.generation += 1
 
     # --- embeddings, loaded on first use ---------------------------------------------------
     @property

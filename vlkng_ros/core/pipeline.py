@@ -73,6 +73,7 @@ class MemoryBuilder:
         kf = Keyframe(tour_id, stamp_ns, self._next_index[tour_id], rgb.shape[1], rgb.shape[0], pose, ref)
         with self.memory.write_lock:
             graph.upsert_keyframes([kf])
+            self.memory.touch()
         self._next_index[tour_id] += 1
         log.debug("keyframe %s #%d (%s)", kf.key, kf.index, decision.reason)
         return kf

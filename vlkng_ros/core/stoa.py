@@ -134,6 +134,7 @@ class StoaMerger:
                            if chunk.places.get(s) and kf.place != chunk.places[s]]
                 if updated:
                     graph.upsert_keyframes(updated)
+                    self.memory.touch()
             news = self._prepare(chunk, keyframes, report)
             candidates = self._shortlist(chunk, news, report)
             scores = self._judge(chunk, news, candidates, report)
@@ -143,6 +144,7 @@ class StoaMerger:
             objects, moved_relations, removed = self._consolidate(objects, news, local_to_global, report)
             self._write_vectors(chunk, news, local_to_global, keyframes)
             graph.apply_merge(chunk.chunk_id, objects, relations + moved_relations, removed)
+            self.memory.touch()
         report.seconds = time.perf_counter() - t0
         return report
 
