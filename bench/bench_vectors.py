@@ -1,7 +1,7 @@
 """Vector search benchmark: local-mode QdrantVectorStore (in-process ANN index) at several sizes.
 
 Prints, per dim and size: search p50/p95 through the store (no filter, and with a tour_id filter),
-Qdrant's own brute-force search for comparison, the time to open a collection (scroll Qdrant's
+Qdrant's own brute-force search for comparison, the time to open a collection (read Qdrant's
 points into the index) with no saved ANN state (k-means runs) and with the state saved at the
 previous close (reused), the index's array memory, and recall@10 against exact search.
 
@@ -40,7 +40,8 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return float(np.percentile(arr, 50)), float(np.percentile(arr, 95))
 
 
-def bench_one(n: int, dim: int, n_queries: int, qdrant_queries: int) -> dict:
+def prepare(n: int, dim: int, n_queries: int) -> dict:
+    """Ingest n points, time opening the collection without and with saved ANN state."""
     rng = np.random.default_rng(n + dim)
     vecs = embeddings_like(rng, n, dim)
     state_dir = tempfile.TemporaryDirectory()
@@ -62,37 +63,50 @@ def bench_one(n: int, dim: int, n_queries: int, qdrant_queries: int) -> dict:
     t0 = time.perf_counter()
     stats = store.ann_stats("bench")
     reopen_s = time.perf_counter() - t0
-    how = store.ann_loads["bench"]
+    queries = unit_rows(vecs[rng.choice(n, n_queries)] +
+                        0.5 * unit_rows(rng.normal(size=(n_queries, dim))))
+    return {"n": n, "dim": dim, "store": store, "vecs": vecs, "queries": queries,
+            "state_dir": state_dir, "ingest_s": ingest_s, "open_s": open_s,
+            "reopen_s": reopen_s, "reopen_how": store.ann_loads["bench"], "stats": stats,
+            "plain": [], "filtered": [], "recalls": []}
 
-    queries = unit_rows(vecs[rng.choice(n, n_queries)] + 0.5 * unit_rows(rng.normal(size=(n_queries, dim))))
-    plain, filtered, recalls = [], [], []
-    for q in queries:
-        t = time.perf_counter()
-        hits = store.search("bench", q, 10)
-        plain.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        store.search("bench", q, 10, {"tour_id": "t3"})
-        filtered.append(time.perf_counter() - t)
-        exact = set(np.argpartition(-(vecs @ q), 10)[:10].tolist())
-        recalls.append(len(exact & {int(h.point_id[1:]) for h in hits}) / 10)
+
+def time_interleaved(runs: list[dict]) -> None:
+    """Query i of every size, then query i+1 of every size, ...: drifting load on a shared
+    machine then hits all sizes alike, so their ratio is meaningful."""
+    gc.collect()
+    for i in range(len(runs[0]["queries"])):
+        for r in runs:
+            q, store = r["queries"][i], r["store"]
+            t = time.perf_counter()
+            hits = store.search("bench", q, 10)
+            r["plain"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            store.search("bench", q, 10, {"tour_id": "t3"})
+            r["filtered"].append(time.perf_counter() - t)
+            exact = set(np.argpartition(-(r["vecs"] @ q), 10)[:10].tolist())
+            r["recalls"].append(len(exact & {int(h.point_id[1:]) for h in hits}) / 10)
+
+
+def finish(r: dict, qdrant_queries: int) -> dict:
+    """Qdrant's own brute force for comparison, then close."""
     brute = []
-    for q in queries[:qdrant_queries]:
+    for q in r["queries"][:qdrant_queries]:
         t = time.perf_counter()
-        store._qdrant_search("bench", q, 10, None)
+        r["store"]._qdrant_search("bench", q, 10, None)
         brute.append(time.perf_counter() - t)
-    store.close()
-    state_dir.cleanup()
-    return {"n": n, "dim": dim, "ingest_s": ingest_s, "open_s": open_s, "stats": stats,
-            "reopen_s": reopen_s, "reopen_how": how,
-            "plain": percentiles(plain), "filtered": percentiles(filtered),
-            "qdrant": percentiles(brute), "recall": float(np.mean(recalls))}
+    r["store"].close()
+    r["state_dir"].cleanup()
+    r.update(plain=percentiles(r["plain"]), filtered=percentiles(r["filtered"]),
+             qdrant=percentiles(brute), recall=float(np.mean(r["recalls"])))
+    return r
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--dims", type=int, nargs="+", default=[384, 256])
-    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--qdrant-queries", type=int, default=20,
                     help="queries timed through Qdrant's own brute force (slow at 100k)")
     args = ap.parse_args()
@@ -101,19 +115,20 @@ def main() -> None:
           f"{'reopen s':>8} "
           f"{'ingest s':>8} | {'index MiB':>9}")
     for dim in args.dims:
-        base = None
-        for n in args.sizes:
-            r = bench_one(n, dim, args.queries, args.qdrant_queries)
+        runs = [prepare(n, dim, args.queries) for n in args.sizes]
+        time_interleaved(runs)
+        for r in runs:
+            r = finish(r, args.qdrant_queries)
             s = r["stats"]
-            print(f"{dim:>4} {n:>7} | {r['plain'][0]:7.3f} {r['plain'][1]:7.3f} | "
+            print(f"{dim:>4} {r['n']:>7} | {r['plain'][0]:7.3f} {r['plain'][1]:7.3f} | "
                   f"{r['filtered'][0]:8.3f} {r['filtered'][1]:8.3f} | {r['qdrant'][1]:10.2f} | "
                   f"{r['recall']:9.3f} | {s['lists']:>5} {s['nprobe']:>6} | {r['open_s']:6.2f} "
-                  f"{r['reopen_s']:8.2f} "
-                  f"{r['ingest_s']:8.1f} | {s['array_bytes'] / 2**20:9.1f}", flush=True)
-            base = base or r["plain"][1]
-        if len(args.sizes) > 1:
-            print(f"     p95 ratio {args.sizes[-1]} / {args.sizes[0]}: {r['plain'][1] / base:.2f}")
-
+                  f"{r['reopen_s']:8.2f} {r['ingest_s']:8.1f} | "
+                  f"{s['array_bytes'] / 2**20:9.1f}", flush=True)
+        if len(runs) > 1:
+            print(f"     p95 ratio {runs[-1]['n']} / {runs[0]['n']}: "
+                  f"{runs[-1]['plain'][1] / runs[0]['plain'][1]:.2f}; p50 ratio "
+                  f"{runs[-1]['plain'][0] / runs[0]['plain'][0]:.2f}")
 
 if __name__ == "__main__":
     main()

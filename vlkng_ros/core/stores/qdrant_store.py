@@ -213,8 +213,9 @@ class QdrantVectorStore(VectorStore):
             live = np.flatnonzero(~gone)
             ids: list[str] = []
             payloads: list[dict[str, Any]] = []
-            for i in live.tolist():
-                payload = json.loads(json.dumps(payload_list[i]))  # a copy, as a scroll returns
+            # copies (as a scroll returns) in one JSON round trip; local payloads are JSON-able
+            copies = json.loads(json.dumps([payload_list[i] for i in live.tolist()]))
+            for i, payload in zip(live.tolist(), copies):
                 ids.append(str(payload.pop(_ID_KEY, ids_inv[i])))
                 payloads.append(payload)
             vecs = np.array(vectors[live], dtype=np.float32)
