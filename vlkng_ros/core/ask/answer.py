@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 GOAL_STANDOFF_M = 0.5
 GOAL_MERGE_M = 2.0  # same-label evidence objects this close are pooled for the goal position
 MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighting it
+GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
+GOAL_PICK_RADIUS_M = 3.0  # ... and lying this close to it (else they are other objects of that kind)
+TIME_PICK_SHARE = 0.75  # "first/last saw X": targets scoring this share of the best compete on time
+VISIT_ORDER_DECAY = 0.3  # within the first (last) visit, each later (earlier) sighting counts less
 RUN_GAP_NS = 3_000_000_000  # sightings further apart than this start a new visit
 MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
 
@@ -63,11 +67,17 @@ def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tu
         weight = sub.scores.get(oid, 0.0) * (1.0 if role == "target" else 0.35)
         obs = sorted(sub.objects[oid].observations, key=lambda o: o.stamp_ns)
         visit = _visit_bounds(obs, "first" if "first" in cues else "last" if "last" in cues else "")
-        for ob in obs:
+        order = obs if "first" in cues else obs[::-1]
+        in_visit = 0
+        for ob in order:
             q = bbox_quality(ob.bbox, size_of(ob.tour_id, ob.stamp_ns))
             t = 1.0
-            if role == "target" and visit and not visit[0] <= ob.stamp_ns <= visit[1]:
-                t = 0.15  # "when I first saw X": only the first visit shows the answer
+            if role == "target" and visit:
+                if not visit[0] <= ob.stamp_ns <= visit[1]:
+                    t = 0.15  # "when I first saw X": only the first visit shows the answer
+                else:  # ... and its first moments most of all
+                    t = 1.0 / (1.0 + VISIT_ORDER_DECAY * in_visit)
+                    in_visit += 1
             key = (ob.tour_id, ob.stamp_ns)
             fs = acc.setdefault(key, FrameScore(ob.tour_id, ob.stamp_ns, 0.0, []))
             fs.score += weight * (0.4 + 0.6 * q) * t
@@ -75,6 +85,46 @@ def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tu
                 fs.object_ids.append(oid)
     ranked = sorted(acc.values(), key=lambda f: (-f.score, f.stamp_ns))
     return ranked
+
+
+def support(node) -> float:
+    """How well the memory knows where an object is: sightings over position variance."""
+    return len(node.observations) / max(float(node.position_var or 0.0), MIN_POSITION_VAR) if node.position else 0.0
+
+
+def goal_target(sub: Subgraph, target_id: str, share: float, radius_m: float | None = GOAL_PICK_RADIUS_M) -> str:
+    """The object to send the robot to: among the targets scoring at least ``share`` of the
+    answer's target and named like it (likely duplicates of one object), the best supported
+    one, so a fragment with two sightings does not beat the node seen all along."""
+    top = sub.scores.get(target_id, 0.0)
+    label = sub.objects[target_id].label.lower()
+    close = [o for o in sub.targets() if sub.scores.get(o, 0.0) >= share * top and sub.objects[o].position
+             and label in {lab.lower() for lab in [sub.objects[o].label] + list(sub.objects[o].labels_seen)}]
+    here = sub.objects[target_id].position
+    if radius_m is not None and here is not None:
+        close = [o for o in close if o == target_id or math.hypot(
+            sub.objects[o].position[0] - here[0], sub.objects[o].position[1] - here[1]) <= radius_m]
+    return max(close, key=lambda o: (support(sub.objects[o]), o == target_id), default=target_id)
+
+
+def prefer_by_time(sub: Subgraph, pq: ParsedQuery) -> bool:
+    """"When did I first see the armchair?": among the targets that match about as well as the
+    best one (a duplicate node of the same object, or the same thing under a near-synonym
+    label), the one seen first (last) is the answer; it becomes the top target. True when
+    the question has such a cue."""
+    cues = {t.cue for t in pq.time} & {"first", "last"}
+    targets = sub.targets()
+    if len(cues) != 1 or len(targets) < 2:
+        return False
+    top = sub.scores.get(targets[0], 0.0)
+    close = [o for o in targets if sub.scores.get(o, 0.0) >= TIME_PICK_SHARE * top and sub.objects[o].observations]
+    if "first" in cues:
+        pick = min(close, key=lambda o: min(ob.stamp_ns for ob in sub.objects[o].observations))
+    else:
+        pick = max(close, key=lambda o: max(ob.stamp_ns for ob in sub.objects[o].observations))
+    if pick != targets[0]:
+        sub.scores[pick], sub.scores[targets[0]] = top, sub.scores.get(pick, 0.0)
+    return True
 
 
 def _visit_bounds(obs: list, which: str) -> tuple[int, int] | None:
