@@ -30,7 +30,7 @@ LABEL_BEST_MIN = 0.45  # the closest label in memory counts as a synonym from th
 LABEL_BEST_MARGIN = 0.08  # ... and so do labels within this margin of it
 AFFORDANCE_MIN = 0.42  # cosine between the question's phrase and an affordance text to use it ...
 AFFORDANCE_MARGIN = 0.06  # ... for it and the affordances within this margin of the best one
-VOCAB_REFRESH_S = 30.0  # label vocabulary / keyframe index: rebuilt at most this often while growing
+VOCAB_REFRESH_S = 0.5  # label vocabulary / keyframe index: rebuilt when the memory changed, at most this often
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
 DEFAULT_RELEVANCE_FLOOR = 0.3
 LABEL_LOOKUP_LIMIT = 40
@@ -86,8 +86,8 @@ class LabelIndex:
     Besides the labels the vector top-k names, the phrase is compared with the memory's label
     vocabulary (distinct labels; a few hundred even for huge graphs), so a synonym whose object
     descriptions rank low ("settee" vs "a green fabric sofa") still finds the label "sofa". The
-    vocabulary is read once and refreshed when the object count changed, at most every
-    VOCAB_REFRESH_S seconds (no per-question scan)."""
+    vocabulary is read once and refreshed when the memory changed (Memory.generation), at most
+    every VOCAB_REFRESH_S seconds (no per-question scan; none at all while nothing is written)."""
 
     def __init__(self, memory: "Memory") -> None:
         self.memory = memory
@@ -104,8 +104,8 @@ class LabelIndex:
         with self._lock:
             count, built = self._vocab_key
             now = time.monotonic()
-            if count < 0 or (now - built > VOCAB_REFRESH_S and self.memory.graph.count_objects() != count):
-                n = self.memory.graph.count_objects()
+            if count < 0 or (count != self.memory.generation and now - built > VOCAB_REFRESH_S):
+                n = self.memory.generation
                 labels: set[str] = set()
                 affordances: dict[str, list[str]] = {}
                 for node in self.memory.graph.iter_objects():
@@ -230,10 +230,9 @@ class TourIndex:
         with self._lock:
             hit = self._tours.get(tour_id)
             now = time.monotonic()
-            if hit is None or (now - hit[1] > VOCAB_REFRESH_S
-                               and self.memory.graph.count_keyframes(tour_id) != hit[0]):
+            if hit is None or (now - hit[1] > VOCAB_REFRESH_S and self.memory.generation != hit[0]):
                 kfs = sorted(self.memory.graph.keyframes(tour_id), key=lambda k: k.stamp_ns)
-                hit = (len(kfs), now, [k.stamp_ns for k in kfs], [k.place for k in kfs])
+                hit = (self.memory.generation, now, [k.stamp_ns for k in kfs], [k.place for k in kfs])
                 self._tours[tour_id] = hit
             return hit[2], hit[3]
 
