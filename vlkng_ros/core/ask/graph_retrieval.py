@@ -30,7 +30,6 @@ LABEL_BEST_MIN = 0.45  # the closest label in memory counts as a synonym from th
 LABEL_BEST_MARGIN = 0.08  # ... and so do labels within this margin of it
 AFFORDANCE_MIN = 0.42  # cosine between the question's phrase and an affordance text to use it ...
 AFFORDANCE_MARGIN = 0.06  # ... for it and the affordances within this margin of the best one
-VOCAB_REFRESH_S = 0.5  # label vocabulary / keyframe index: rebuilt when the memory changed, at most this often
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
 DEFAULT_RELEVANCE_FLOOR = 0.3
 LABEL_LOOKUP_LIMIT = 40
@@ -45,6 +44,8 @@ def relevance_floor(embedder_name: str) -> float:
 
 
 @dataclass
+CROSS_PROCESS_REFRESH_S = 30.0  # stores written by another process: re-check counts this often
+
 class Ranked:
     """An object ranking from one retrieval signal: id -> (rank 0-based, raw relevance)."""
 
@@ -86,8 +87,8 @@ class LabelIndex:
     Besides the labels the vector top-k names, the phrase is compared with the memory's label
     vocabulary (distinct labels; a few hundred even for huge graphs), so a synonym whose object
     descriptions rank low ("settee" vs "a green fabric sofa") still finds the label "sofa". The
-    vocabulary is read once and refreshed when the memory changed (Memory.generation), at most
-    every VOCAB_REFRESH_S seconds (no per-question scan; none at all while nothing is written)."""
+    vocabulary is read once and refreshed only when the memory changed (Memory.generation): no
+    scan at all while nothing is written, so a static memory of any size pays it once."""
 
     def __init__(self, memory: "Memory") -> None:
         self.memory = memory
@@ -95,6 +96,7 @@ class LabelIndex:
         self._vocab: list[str] = []
         self._vocab_mat: np.ndarray | None = None
         self._vocab_key: tuple[int, float] = (-1, 0.0)
+        self._vocab_objects = -1
         self._affordances: dict[str, list[str]] = {}  # affordance text -> object ids
         self._aff_texts: list[str] = []
         self._aff_mat: np.ndarray | None = None
@@ -104,8 +106,12 @@ class LabelIndex:
         with self._lock:
             count, built = self._vocab_key
             now = time.monotonic()
-            if count < 0 or (count != self.memory.generation and now - built > VOCAB_REFRESH_S):
+            # Written by this process (generation), or - for stores shared with other processes -
+            # a cheap count check at most every CROSS_PROCESS_REFRESH_S.
+            if count < 0 or count != self.memory.generation or (
+                    now - built > CROSS_PROCESS_REFRESH_S and self.memory.graph.count_objects() != self._vocab_objects):
                 n = self.memory.generation
+                self._vocab_objects = self.memory.graph.count_objects()
                 labels: set[str] = set()
                 affordances: dict[str, list[str]] = {}
                 for node in self.memory.graph.iter_objects():
@@ -217,8 +223,8 @@ def observation_weight(node: ObjectNode) -> float:
 
 
 class TourIndex:
-    """Per-tour keyframe places and order (cached; rebuilt when the keyframe count changed, at
-    most every VOCAB_REFRESH_S): answers "which room was this frame in" and "when did the robot
+    """Per-tour keyframe places and order (cached; rebuilt when the memory changed, see
+    LabelIndex.vocabulary): answers "which room was this frame in" and "when did the robot
     leave the kitchen" without a store call per frame."""
 
     def __init__(self, memory: "Memory") -> None:
@@ -230,7 +236,8 @@ class TourIndex:
         with self._lock:
             hit = self._tours.get(tour_id)
             now = time.monotonic()
-            if hit is None or (now - hit[1] > VOCAB_REFRESH_S and self.memory.generation != hit[0]):
+            if hit is None or self.memory.generation != hit[0] or (
+                    now - hit[1] > CROSS_PROCESS_REFRESH_S and self.memory.graph.count_keyframes(tour_id) != len(hit[2])):
                 kfs = sorted(self.memory.graph.keyframes(tour_id), key=lambda k: k.stamp_ns)
                 hit = (self.memory.generation, now, [k.stamp_ns for k in kfs], [k.place for k in kfs])
                 self._tours[tour_id] = hit
