@@ -43,9 +43,10 @@ def relevance_floor(embedder_name: str) -> float:
     return DEFAULT_RELEVANCE_FLOOR
 
 
-@dataclass
 CROSS_PROCESS_REFRESH_S = 30.0  # stores written by another process: re-check counts this often
 
+
+@dataclass
 class Ranked:
     """An object ranking from one retrieval signal: id -> (rank 0-based, raw relevance)."""
 
