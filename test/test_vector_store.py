@@ -283,3 +283,43 @@ def test_direct_local_read_equals_scroll():
         assert len(direct[0]) == 300 and {"moved": True} in direct[2]
     finally:
         store.close()
+
+
+def test_store_search_does_not_wait_for_index_training(monkeypatch):
+    """An upsert that re-trains the local index holds the writer lock only: searches (and
+    counts) from other threads are answered meanwhile, from the lists in use until the swap."""
+    import threading
+
+    from vlkng_ros.core.stores.ann import AnnIndex
+
+    rng = np.random.default_rng(26)
+    vecs = unit(rng, 1200)
+    store = QdrantVectorStore(path=":memory:", ann_exact_below=400)
+    store.upsert("c", [f"p{i}" for i in range(600)], vecs[:600], [{} for _ in range(600)])
+    started, release = threading.Event(), threading.Event()
+    real_fit = AnnIndex._fit
+
+    def slow_fit(self, data, rng_):
+        started.set()
+        assert release.wait(30)
+        return real_fit(self, data, rng_)
+
+    monkeypatch.setattr(AnnIndex, "_fit", slow_fit)
+    writer = threading.Thread(target=store.upsert, args=(
+        "c", [f"p{i}" for i in range(600, 1200)], vecs[600:1200], [{} for _ in range(600)]))
+    writer.start()
+    try:
+        assert started.wait(30)
+        answers: list = []
+        reader = threading.Thread(target=lambda: answers.append(
+            (store.search("c", vecs[3], 1)[0].point_id, store.count("c"))))
+        reader.start()
+        reader.join(30)
+        assert not reader.is_alive(), "a search waited for the training run"
+        assert answers[0][0] == "p3" and answers[0][1] >= 600
+    finally:
+        release.set()
+        writer.join(60)
+    assert store.count("c") == 1200 and store.ann_stats("c")["trainings"] == 2
+    assert store.search("c", vecs[1100], 1)[0].point_id == "p1100"
+    store.close()
