@@ -281,3 +281,6 @@ def test_exported_state_is_reused_and_rejected_when_stale():
     assert stale.trainings == 1
     other_dim = AnnIndex(16, exact_below=1000)
     assert other_dim.bulk_load(ids, vecs[:, :16], [{} for _ in ids], state) == "rebuilt"
+    truncated = {**state, "lists": state["lists"][:10]}
+    assert AnnIndex(32, exact_below=1000).bulk_load(ids, vecs, [{} for _ in ids],
+                                                    truncated) == "rebuilt"

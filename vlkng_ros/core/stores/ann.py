@@ -582,7 +582,8 @@ class AnnIndex:
             saved_fp = np.asarray(state["fingerprints"], dtype=np.float32)
         except (KeyError, ValueError, TypeError):
             return None
-        if centroids.ndim != 2 or centroids.shape[1] != self.dim or not len(ids):
+        if centroids.ndim != 2 or centroids.shape[1] != self.dim or not len(ids) or \
+                not len(saved) == saved_lists.size == saved_fp.size:
             return None
         layout = _Lists(self.dim, centroids, 0)
         at = np.fromiter((saved.get(str(p), -1) for p in ids), dtype=np.int64, count=len(ids))
