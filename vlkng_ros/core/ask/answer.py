@@ -29,6 +29,7 @@ MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighti
 GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
 GOAL_PICK_RADIUS_M = 3.0  # ... and lying this close to it (else they are other objects of that kind)
 TIME_PICK_SHARE = 0.75  # "first/last saw X": targets scoring this share of the best compete on time
+TIME_OTHERS_WEIGHT = 0.3  # ... and the ones not picked keep this share of their score
 VISIT_ORDER_DECAY = 0.3  # within the first (last) visit, each later (earlier) sighting counts less
 RUN_GAP_NS = 3_000_000_000  # sightings further apart than this start a new visit
 MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
@@ -92,13 +93,15 @@ def support(node) -> float:
     return len(node.observations) / max(float(node.position_var or 0.0), MIN_POSITION_VAR) if node.position else 0.0
 
 
-def goal_target(sub: Subgraph, target_id: str, share: float, radius_m: float | None = GOAL_PICK_RADIUS_M) -> str:
+def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
+                radius_m: float | None = GOAL_PICK_RADIUS_M, among: list[str] | None = None) -> str:
     """The object to send the robot to: among the targets scoring at least ``share`` of the
     answer's target and named like it (likely duplicates of one object), the best supported
     one, so a fragment with two sightings does not beat the node seen all along."""
     top = sub.scores.get(target_id, 0.0)
     label = sub.objects[target_id].label.lower()
-    close = [o for o in sub.targets() if sub.scores.get(o, 0.0) >= share * top and sub.objects[o].position
+    pool = among if among is not None else [o for o in sub.targets() if sub.scores.get(o, 0.0) >= share * top]
+    close = [o for o in pool if o in sub.objects and sub.objects[o].position
              and label in {lab.lower() for lab in [sub.objects[o].label] + list(sub.objects[o].labels_seen)}]
     here = sub.objects[target_id].position
     if radius_m is not None and here is not None:
@@ -107,24 +110,25 @@ def goal_target(sub: Subgraph, target_id: str, share: float, radius_m: float | N
     return max(close, key=lambda o: (support(sub.objects[o]), o == target_id), default=target_id)
 
 
-def prefer_by_time(sub: Subgraph, pq: ParsedQuery) -> bool:
+def prefer_by_time(sub: Subgraph, pq: ParsedQuery) -> list[str]:
     """"When did I first see the armchair?": among the targets that match about as well as the
     best one (a duplicate node of the same object, or the same thing under a near-synonym
-    label), the one seen first (last) is the answer; it becomes the top target. True when
-    the question has such a cue."""
+    label), the one seen first (last) is the answer; it becomes the top target. Returns the
+    competing targets (empty when the question has no such cue)."""
     cues = {t.cue for t in pq.time} & {"first", "last"}
     targets = sub.targets()
     if len(cues) != 1 or len(targets) < 2:
-        return False
+        return []
     top = sub.scores.get(targets[0], 0.0)
     close = [o for o in targets if sub.scores.get(o, 0.0) >= TIME_PICK_SHARE * top and sub.objects[o].observations]
     if "first" in cues:
         pick = min(close, key=lambda o: min(ob.stamp_ns for ob in sub.objects[o].observations))
     else:
         pick = max(close, key=lambda o: max(ob.stamp_ns for ob in sub.objects[o].observations))
-    if pick != targets[0]:
-        sub.scores[pick], sub.scores[targets[0]] = top, sub.scores.get(pick, 0.0)
-    return True
+    for oid in close:  # the others' first visits are not the moment asked about
+        sub.scores[oid] = TIME_OTHERS_WEIGHT * sub.scores.get(oid, 0.0)
+    sub.scores[pick] = top
+    return close
 
 
 def _visit_bounds(obs: list, which: str) -> tuple[int, int] | None:

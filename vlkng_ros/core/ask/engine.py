@@ -13,7 +13,7 @@ import time
 from ..config import VlkngConfig
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
-from .answer import (GOAL_PICK_RADIUS_M, GOAL_PICK_SHARE, TIME_PICK_SHARE, FrameScore, evidence, goal_pose, goal_target,
+from .answer import (FrameScore, evidence, goal_pose, goal_target,
                      llm_answer, prefer_by_time, rank_frames, render_prompt)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
@@ -73,9 +73,8 @@ class AskEngine:
 
         t0 = time.perf_counter()
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
-        goal_pick: tuple[float, float | None] = (GOAL_PICK_SHARE, GOAL_PICK_RADIUS_M)
-        if prefer_by_time(sub, pq):  # the earliest sighting may be a fragment: any duplicate may hold the goal
-            goal_pick = (TIME_PICK_SHARE, None)
+        # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
+        time_rivals = prefer_by_time(sub, pq)
         targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []
@@ -115,7 +114,8 @@ class AskEngine:
             tokens["answer"] = max(tokens["answer"], a_usage.prompt_tokens)
         frames = self._with_poses(scored, top_k) if found else []
         if found and target_id in sub.objects and not about:
-            target_id = goal_target(sub, target_id, *goal_pick)
+            target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals) if time_rivals
+                         else goal_target(sub, target_id))
         goal, goal_source = goal_pose(self.memory, sub, frames, target_id) if found else (None, "")
         timings["answer"] = time.perf_counter() - t0
         objs, rels = evidence(sub)
