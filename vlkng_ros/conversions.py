@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import cv2
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, PoseStamped
@@ -23,6 +22,7 @@ from vlkng_msgs.msg import RankedFrame as RankedFrameMsg
 from vlkng_msgs.msg import Relation as RelationMsg
 
 from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame
+from .core.images import decode_compressed, decode_raw
 from .core.model import ChunkGraph, ChunkObject, ChunkRelation, Keyframe, ObjectNode, Observation, Pose
 from .core.model import Relation
 
@@ -74,50 +74,13 @@ def optional_pose(has_pose: bool, msg: PoseStamped) -> Pose | None:
 
 
 # --- images --------------------------------------------------------------------------------
-_CHANNELS = {"rgb8": 3, "bgr8": 3, "mono8": 1, "rgba8": 4, "bgra8": 4, "8UC1": 1, "8UC3": 3}
-_REDUCED = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
-            8: cv2.IMREAD_REDUCED_COLOR_8}
-
-
 def image_to_rgb(msg: Any, reduce: int = 1) -> np.ndarray:
     """sensor_msgs/CompressedImage (jpeg/png) or sensor_msgs/Image (rgb8, bgr8, mono8, rgba8,
-    bgra8) -> RGB uint8 HxWx3. ``reduce`` (1, 2, 4, 8) decodes compressed images at 1/reduce
-    size, which is several times cheaper. Raises ValueError naming what is wrong."""
+    bgra8) -> RGB uint8 HxWx3. ``reduce`` (1, 2, 4, 8) decodes at 1/reduce size, which is
+    several times cheaper for compressed images. Raises ValueError naming what is wrong."""
     if hasattr(msg, "format"):  # CompressedImage
-        fmt = (msg.format or "").lower()
-        if fmt and not any(k in fmt for k in ("jpeg", "jpg", "png")):
-            raise ValueError(f"unsupported CompressedImage format {msg.format!r} (jpeg or png)")
-        data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
-        bgr = cv2.imdecode(data, _REDUCED.get(reduce, cv2.IMREAD_COLOR)) if data.size else None
-        if bgr is None:
-            raise ValueError(f"corrupt or truncated {fmt or 'compressed'} image ({data.size} bytes)")
-        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-    encoding = msg.encoding
-    channels = _CHANNELS.get(encoding)
-    if channels is None:
-        raise ValueError(f"unsupported image encoding {encoding!r} "
-                         f"(supported: {', '.join(sorted(_CHANNELS))})")
-    height, width, step = int(msg.height), int(msg.width), int(msg.step)
-    buf = np.frombuffer(bytes(msg.data), dtype=np.uint8)
-    if step < width * channels or buf.size < step * height or height == 0 or width == 0:
-        raise ValueError(f"{encoding} image {width}x{height} with step {step} has "
-                         f"{buf.size} bytes: inconsistent or truncated")
-    rows = buf[: step * height].reshape(height, step)[:, : width * channels]
-    img = rows.reshape(height, width, channels) if channels > 1 else rows.reshape(height, width)
-    if encoding in ("bgr8", "8UC3"):
-        img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
-    elif encoding == "bgra8":
-        img = cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
-    elif encoding == "rgba8":
-        img = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
-    elif channels == 1:
-        img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-    else:
-        img = img.copy()  # the message buffer is read-only and may be reused
-    if reduce > 1:
-        img = cv2.resize(img, (max(1, width // reduce), max(1, height // reduce)),
-                         interpolation=cv2.INTER_AREA)
-    return img
+        return decode_compressed(bytes(msg.data), msg.format or "", reduce)
+    return decode_raw(msg.encoding, int(msg.width), int(msg.height), int(msg.step), bytes(msg.data), reduce)
 
 
 def image_stamp_ns(msg: Any) -> int:

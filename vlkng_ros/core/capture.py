@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from .config import CaptureConfig
+from .images import decode_compressed
 from .model import Pose
 
 log = logging.getLogger("vlkng.capture")
@@ -38,11 +39,7 @@ def encode_jpeg(rgb: np.ndarray, quality: int = 90) -> bytes:
 
 def decode_image(data: bytes) -> np.ndarray:
     """JPEG/PNG bytes -> RGB uint8. Raises ValueError on corrupt or truncated data."""
-    arr = np.frombuffer(data, dtype=np.uint8)
-    bgr = cv2.imdecode(arr, cv2.IMREAD_COLOR) if arr.size else None
-    if bgr is None:
-        raise ValueError(f"corrupt or unsupported image data ({len(data)} bytes)")
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+    return decode_compressed(data)
 
 
 class PoseBuffer:

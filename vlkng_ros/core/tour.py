@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-import cv2
 import numpy as np
 
+from vlkng_ros.core.images import compressed_kind, decode_compressed, decode_raw
 from vlkng_ros.core.model import CameraModel, Pose
 
 log = logging.getLogger("vlkng.tour")
@@ -432,30 +432,17 @@ class Tour:
 
 def _decode(msg: Any, msgtype: str, stamp: int) -> FrameMsg:
     if msgtype == "sensor_msgs/msg/CompressedImage":
-        fmt = str(msg.format).lower()
-        kind = "PNG" if "png" in fmt else ("JPEG" if ("jpeg" in fmt or "jpg" in fmt) else None)
-        data = np.asarray(msg.data, dtype=np.uint8)
-        bgr = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-        if bgr is None:
-            why = f"corrupt {kind}" if kind else f"unknown compressed format {msg.format!r}"
-            return FrameMsg(stamp, None, why, 0, 0)
-        return FrameMsg(stamp, cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), None, bgr.shape[1], bgr.shape[0])
-    w, h, enc, step = int(msg.width), int(msg.height), str(msg.encoding).lower(), int(msg.step)
-    channels = {"rgb8": 3, "bgr8": 3, "mono8": 1, "8uc1": 1, "8uc3": 3, "rgba8": 4, "bgra8": 4}.get(enc)
-    if channels is None:
-        return FrameMsg(stamp, None, f"unknown encoding {msg.encoding!r}", w, h)
-    data = np.asarray(msg.data, dtype=np.uint8)
-    if w <= 0 or h <= 0 or step < w * channels or data.size < step * h:
-        return FrameMsg(stamp, None, f"image data too short for {w}x{h} {enc} (step {step}, {data.size} bytes)", w, h)
-    img = data[: step * h].reshape(h, step)[:, : w * channels].reshape(h, w, channels)
-    if channels == 1:
-        rgb = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-    elif enc in ("bgr8", "8uc3"):
-        rgb = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
-    elif enc == "rgba8":
-        rgb = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
-    elif enc == "bgra8":
-        rgb = cv2.cvtColor(img, cv2.COLOR_BGRA2RGB)
-    else:
-        rgb = np.ascontiguousarray(img)
+        try:
+            # the format string only names the codec; the bytes decide (an unlabelled PNG works)
+            rgb = decode_compressed(np.asarray(msg.data, dtype=np.uint8), "")
+        except ValueError:
+            kind = compressed_kind(str(msg.format))
+            return FrameMsg(stamp, None, f"corrupt {kind}" if kind else
+                            f"unknown compressed format {msg.format!r}", 0, 0)
+        return FrameMsg(stamp, rgb, None, rgb.shape[1], rgb.shape[0])
+    w, h = int(msg.width), int(msg.height)
+    try:
+        rgb = decode_raw(str(msg.encoding), w, h, int(msg.step), np.asarray(msg.data, dtype=np.uint8))
+    except ValueError as e:
+        return FrameMsg(stamp, None, str(e), w, h)
     return FrameMsg(stamp, rgb, None, w, h)
