@@ -16,7 +16,7 @@ from vlkng_ros.nodes.ask_server import AskServerNode
 from vlkng_ros.nodes.capture import CaptureNode
 from vlkng_ros.nodes.chunk_builder import ChunkBuilderNode
 from vlkng_ros.nodes.common import TransitionCallbackReturn
-from vlkng_ros.nodes.intent import parse_intent
+from vlkng_ros.core.intent import parse_intent
 from vlkng_ros.nodes.merger import MergerNode
 from vlkng_ros.nodes.navigator import NavigatorNode, import_interface, question_for
 

@@ -32,7 +32,7 @@ from vlkng_msgs.srv import Ask
 from .. import conversions as conv
 from ..core.ask.types import AskResult
 from .common import spin_main
-from .intent import parse_intent
+from ..core.intent import parse_intent
 
 PARAMS: dict[str, tuple[Any, str]] = {
     "ask_service": ("ask", "Ask service the navigator queries (relative: namespaced)."),
