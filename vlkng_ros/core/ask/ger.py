@@ -11,6 +11,7 @@ cannot.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -109,11 +110,15 @@ class Retriever:
         refs: dict[str, float] = {}  # ref object id -> score
         ref_pred: dict[str, str] = {}
         for cue in pq.relations:
-            ranked, nodes = self.entity_ranking(cue.ref, pq, with_attrs=False)
+            ref_pq = ParsedQuery(text=cue.ref, target=cue.ref, attributes=list(cue.attributes))
+            ranked, nodes = self.entity_ranking(cue.ref, ref_pq, with_attrs=bool(cue.attributes))
             floor = relevance_floor(self.memory.text_embedder.name)
             relevant = [o for o in ranked.order if ranked.relevance[o] >= floor]
+            fused = getattr(ranked, "fused", {})
+            best = max((fused.get(o, 0.0) for o in relevant[:REFS_MAX]), default=0.0) or 1.0
             for rank, oid in enumerate(relevant[:REFS_MAX]):
-                score = ranked.relevance[oid] / (1 + 0.5 * rank)
+                # the fused share ranks "the black chair" above other chairs; rank breaks ties
+                score = ranked.relevance[oid] * (fused.get(oid, best) / best) ** 2 / (1 + 0.25 * rank)
                 if score > refs.get(oid, 0.0):
                     refs[oid], ref_pred[oid] = score, cue.predicate
                     sub.objects[oid], sub.relevance[oid], sub.roles[oid] = nodes[oid], ranked.relevance[oid], "reference"
@@ -139,8 +144,10 @@ class Retriever:
                 for ref, other, is_subject in ((r.object, r.subject, True), (r.subject, r.object, False)):
                     if ref in refs and other not in refs:
                         pred_ok = r.predicate == ref_pred.get(ref)
-                        s = refs[ref] * (1.0 if pred_ok else 0.4) * (1.0 if is_subject else 0.7)
-                        targets[other] = targets.get(other, 0.0) + s
+                        # seen in that relation many times > once (one noisy frame)
+                        seen = 1.0 + 0.25 * math.log1p(len(r.stamps))
+                        s = refs[ref] * (1.0 if pred_ok else 0.4) * (1.0 if is_subject else 0.7) * seen
+                        targets[other] = max(targets.get(other, 0.0), s)
             if targets:
                 for node in self.memory.graph.get_objects(sorted(targets, key=lambda o: -targets[o])[:TARGETS_MAX]):
                     sub.objects[node.id] = node

@@ -66,6 +66,7 @@ class TimeCue:
 class RelationCue:
     predicate: str  # canonical predicate ("on", "next to", ...)
     ref: str  # the related entity phrase
+    attributes: list[str] = field(default_factory=list)  # its colour/material/size words ("the black chair")
 
 
 @dataclass
@@ -188,7 +189,7 @@ def parse_offline(question: str) -> ParsedQuery:
         elif kind.startswith("rel:"):
             pred = kind[4:]
             if phrase and phrase not in PLACES:
-                pq.relations.append(RelationCue(pred, phrase))
+                pq.relations.append(RelationCue(pred, phrase, attrs))
             elif not phrase and not pq.target and not attrs:
                 continue
         else:
