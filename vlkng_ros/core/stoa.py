@@ -25,10 +25,10 @@ from typing import Sequence
 import numpy as np
 
 from .config import VlkngConfig
-from .geometry import RayAccumulator, fuse, ray_for
+from .geometry import MIN_RANGE_M, RayAccumulator, fuse, ray_for
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
-from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Relation
+from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose, Relation
 
 log = logging.getLogger("vlkng.stoa")
 
@@ -44,6 +44,8 @@ POSITION_NOISE_M2 = 0.1
 CONSOLIDATE_MAX_VAR = 0.3
 CONSOLIDATE_RADIUS_M = 4.0  # poorly localised nodes can sit metres off along their bearings
 CONSOLIDATE_SIGMAS = 2.0  # squared-distance gate: d^2 <= 2 * sigma2 * this
+SIZE_CHECK_SIGHTINGS = 4  # recent sightings used to check apparent size
+SIZE_RATIO_MAX = 2.0  # implied width vs measured width, either way
 
 
 @dataclass
@@ -71,6 +73,7 @@ class _New:
     places: dict[str, int]  # place -> keyframes of this chunk it was seen in there
     rays: RayAccumulator
     extent_m: float = 0.0  # rough width of the object (angular box width x range)
+    views: list[tuple[Pose, CameraModel]] = field(default_factory=list)  # where it was seen from
 
 
 def object_id_for(chunk_id: str, local_id: str) -> str:
@@ -158,15 +161,19 @@ class StoaMerger:
         news = []
         for o, v, lv in zip(objs, vecs, label_vecs):
             rays = RayAccumulator()
+            views = []
             for stamp, box in o.boxes.items():
                 kf = keyframes.get(stamp)
                 if kf is not None and kf.pose is not None:
-                    rays.add(ray_for(kf.pose, box, self.camera_for(chunk.tour_id, kf.width, kf.height)))
+                    cam = self.camera_for(chunk.tour_id, kf.width, kf.height)
+                    rays.add(ray_for(kf.pose, box, cam))
+                    views.append((kf.pose, cam))
             est = rays.solve()
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
             news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0, dict(places), rays,
                              _extent(o, keyframes, est[0] if est else None,
-                                     lambda kf: self.camera_for(chunk.tour_id, kf.width, kf.height))))
+                                     lambda kf: self.camera_for(chunk.tour_id, kf.width, kf.height)),
+                             views))
         return news
 
     def _shortlist(self, chunk: ChunkGraph, news: list[_New], report: MergeReport) -> list[list[ObjectNode]]:
@@ -215,24 +222,32 @@ class StoaMerger:
         shared = [k for k in n.obj.attributes if k in c.attributes]
         s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
                   if shared else 0.5)
-        if n.position is not None and c.position is not None:
-            # Does the candidate lie on this chunk's bearings? (Range along the rays is often
-            # poorly known inside one chunk; the bearings themselves are accurate.) Plus a loose
-            # check against the chunk's own estimate so a point far down the rays is not taken.
-            # Box centres of big objects wander with the viewpoint: tolerance grows with size.
-            # Symmetric: the candidate on this chunk's bearings, or this chunk's estimate on the
-            # candidate's accumulated bearings (when the candidate's own range is the poor one).
-            resid = n.rays.residual_at(c.position)
-            if c.ray_stats:
-                resid = min(resid, RayAccumulator(c.ray_stats).residual_at(n.position))
-            sigma2 = POSITION_NOISE_M2 + (0.35 * n.extent_m) ** 2 + 0.3 * min(c.position_var or 0.5, 1.0)
-            d2 = (n.position[0] - c.position[0]) ** 2 + (n.position[1] - c.position[1]) ** 2
-            far = math.exp(-d2 / (2.0 * (n.var + (c.position_var or 0.5) + 1.0)))
-            s_space = math.exp(-resid / (2.0 * sigma2)) * (0.5 + 0.5 * far)
-        else:
-            s_space = 0.5
+        s_space = self._spatial_agreement(n, c)
         w_sem, w_attr, w_space = WEIGHTS_SAME_TOUR if chunk.tour_id in c.tours else WEIGHTS_OTHER_TOUR
         return w_sem * (0.5 * s_label + 0.5 * s_text) + w_attr * s_attr + w_space * s_space
+
+    def _spatial_agreement(self, n: _New, c: ObjectNode) -> float:
+        """How well the new detection and candidate ``c`` agree in space, in [0, 1].
+
+        Bearings are accurate; range along them often is not (little parallax inside a chunk).
+        A well-localised candidate must lie on this chunk's bearings, in view of its cameras.
+        A poorly-ranged candidate may also be judged by its own bearings: this chunk's estimate
+        on them, at a distance where it would have the apparent size it had. Box centres of big
+        objects wander with the viewpoint, so the tolerance grows with the object's size."""
+        if n.position is None or c.position is None:
+            return 0.5  # no poses: space says nothing
+        reliable = (c.position_var or 9.0) <= CONSOLIDATE_MAX_VAR * 2
+        if reliable and n.views and not _in_view(c.position, n.views):
+            return 0.0  # behind the camera or outside the image where this object was seen
+        resid = n.rays.residual_at(c.position)
+        if not reliable and c.ray_stats:
+            back = RayAccumulator(c.ray_stats).residual_at(n.position)
+            if back < resid and self._size_consistent(c, n.position, n.extent_m):
+                resid = back
+        sigma2 = POSITION_NOISE_M2 + (0.35 * n.extent_m) ** 2 + 0.3 * min(c.position_var or 0.5, 1.0)
+        d2 = (n.position[0] - c.position[0]) ** 2 + (n.position[1] - c.position[1]) ** 2
+        far = math.exp(-d2 / (2.0 * (n.var + (c.position_var or 0.5) + 1.0)))
+        return math.exp(-resid / (2.0 * sigma2)) * (0.5 + 0.5 * far)
 
     def _judge(self, chunk: ChunkGraph, news: list[_New], cands: list[list[ObjectNode]],
                report: MergeReport) -> list[list[tuple[str, float]]]:
@@ -358,8 +373,9 @@ class StoaMerger:
                     if math.dist(u.position, c.position) ** 2 > 2.0 * sigma2 * CONSOLIDATE_SIGMAS:
                         continue
                 elif not c.ray_stats or RayAccumulator(c.ray_stats).residual_at(u.position) > (
-                        0.3 + 0.35 * extent) ** 2:
-                    continue  # c's range was never pinned down: its bearings must point at u
+                        0.3 + 0.35 * extent) ** 2 or not self._size_consistent(c, u.position, extent):
+                    continue  # c's range was never pinned down: its bearings must point at u,
+                    # and its boxes must have the size u would have from there
                 u = _absorb(u, c)
                 u_frames = set(u.frames)
                 removed.append(c.id)
@@ -372,6 +388,27 @@ class StoaMerger:
             out.append(u)
         moved_relations = [r for r in moved_relations if r.subject not in removed and r.object not in removed]
         return out, moved_relations, removed
+
+    def _size_consistent(self, c: ObjectNode, point: tuple[float, float], extent_m: float) -> bool:
+        """Would ``c``'s boxes have their pixel widths if ``c`` stood at ``point``? Bearings alone
+        cannot tell how far along its rays a poorly-ranged object is; apparent size can: an
+        object of width ``extent_m`` at ``point`` must look that wide from where ``c`` was seen."""
+        if extent_m <= 0.0:
+            return False
+        implied = []
+        for ob in c.observations[-SIZE_CHECK_SIGHTINGS:]:
+            kf = self.memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
+            if kf is None or kf.pose is None:
+                continue
+            cam = self.camera_for(ob.tour_id, kf.width, kf.height)
+            if not _in_view(point, [(kf.pose, cam)]):
+                return False  # behind or beside that camera: c was not there
+            width = abs(cam.bearing(ob.bbox[0]) - cam.bearing(ob.bbox[2]))
+            implied.append(width * math.dist((kf.pose.x, kf.pose.y), point))
+        if not implied:
+            return False
+        ratio = float(np.median(implied)) / extent_m
+        return 1.0 / SIZE_RATIO_MAX <= ratio <= SIZE_RATIO_MAX
 
     def _relations(self, chunk: ChunkGraph, local_to_global: dict[str, str]) -> list[Relation]:
         rels: dict[tuple[str, str, str], Relation] = {}
@@ -448,6 +485,20 @@ def _extent(o: ChunkObject, keyframes: dict[int, Keyframe], position: tuple[floa
         rng = math.dist((kf.pose.x, kf.pose.y), position)
         widths.append(abs(cam.bearing(box[0]) - cam.bearing(box[2])) * rng)
     return float(np.median(widths)) if widths else 0.0
+
+
+def _in_view(point: tuple[float, float], views: list[tuple[Pose, CameraModel]], margin_deg: float = 15.0) -> bool:
+    """Is ``point`` in front of, and inside the horizontal field of view of, most of the views?
+    (Bearing lines extend behind the camera; the object cannot be there.)"""
+    inside = 0
+    for pose, cam in views:
+        dx, dy = point[0] - pose.x, point[1] - pose.y
+        if dx * math.cos(pose.yaw) + dy * math.sin(pose.yaw) < MIN_RANGE_M:
+            continue
+        off = abs(math.atan2(math.sin(math.atan2(dy, dx) - pose.yaw), math.cos(math.atan2(dy, dx) - pose.yaw)))
+        if off <= math.atan2(cam.width / 2.0, cam.fx) + math.radians(margin_deg):
+            inside += 1
+    return inside * 2 >= len(views)
 
 
 def _add_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
