@@ -165,10 +165,14 @@ class LabelIndex:
         """Labels in memory close to ``phrase``: exact words always; others via the vector
         store's top-k payload labels, kept when their embedding is close enough."""
         toks = words(phrase)
-        exact = {phrase, singular(phrase)}
-        if toks:
-            exact |= {toks[-1], singular(toks[-1])}
-        out = {lab: 1.0 for lab in exact if lab}
+        out = {lab: 1.0 for lab in {phrase, singular(phrase)} if lab}
+        if len(toks) > 1:
+            # the head noun alone ("table" of "bedside table") is a candidate, as close as its
+            # embedding is to the whole phrase: "nightstand" can then beat "table"
+            heads = [h for h in dict.fromkeys([toks[-1], singular(toks[-1])]) if h not in out]
+            if heads:
+                for head, sim in zip(heads, self.label_vectors(heads) @ phrase_vec):
+                    out[head] = max(float(sim), LABEL_BEST_MIN)
         if hits is None:
             hits = self.memory.vectors.search(self.memory.text_collection, phrase_vec, k)
         labels = sorted({str(h.payload.get("label", "")).lower() for h in hits} - {""} - set(out))

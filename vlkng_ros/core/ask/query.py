@@ -47,7 +47,7 @@ see saw seen find found look looked show shown notice noticed pass passed go wen
 can could would should will shall may might must have has had of to for from with without into
 onto upon about as and or but not no any some something anything thing things object objects
 place spot one ones kind sort type near just only also very really please tell me us robot
-way while during then than so if else right exactly time times
+way while during then than so if else right exactly time times colour color made material
 """.split())
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
