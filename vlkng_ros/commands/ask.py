@@ -37,7 +37,14 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.memory).is_dir():
         raise FileNotFoundError(f"memory {args.memory!r} does not exist (build it with 'vlkng build')")
     cfg = config_from_args(args)
+    import logging
+    import time
+
     with Memory.open(args.memory, cfg) as memory:
+        t0 = time.perf_counter()
+        _ = memory.text_embedder  # model load is start-up cost, not part of the question's timings
+        logging.getLogger("vlkng.ask").info("embedding model %s loaded in %.1f s",
+                                            memory.text_embedder.name, time.perf_counter() - t0)
         engine = AskEngine(memory, cfg, make_llm(cfg.llm))
         res = engine.ask(AskRequest(args.question, list(args.options), args.k or cfg.ask.top_k, args.mode))
     if args.json:
