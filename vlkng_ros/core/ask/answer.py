@@ -33,6 +33,7 @@ TIME_OTHERS_WEIGHT = 0.3  # ... and the ones not picked keep this share of their
 VISIT_ORDER_DECAY = 0.3  # within the first (last) visit, each later (earlier) sighting counts less
 RUN_GAP_NS = 3_000_000_000  # sightings further apart than this start a new visit
 MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
+OTHER_TARGETS_SHARE = 0.25  # in a frame, targets other than its best match add this share
 
 
 @dataclass
@@ -60,6 +61,7 @@ def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tu
     """Score each keyframe by the fused scores of the evidence objects seen in it, weighted by
     how well each is seen; references seen with a target add agreement; time cues reorder."""
     acc: dict[tuple[str, int], FrameScore] = {}
+    target_part: dict[tuple[str, int], tuple[float, float]] = {}  # frame -> (best, sum) over targets
     cues = {t.cue for t in pq.time}
     for oid in sub.ordered_ids():
         role = sub.roles.get(oid, "context")
@@ -81,11 +83,25 @@ def rank_frames(sub: Subgraph, pq: ParsedQuery, size_of: Callable[[str, int], tu
                     in_visit += 1
             key = (ob.tour_id, ob.stamp_ns)
             fs = acc.setdefault(key, FrameScore(ob.tour_id, ob.stamp_ns, 0.0, []))
-            fs.score += weight * (0.4 + 0.6 * q) * t
+            contribution = weight * (0.4 + 0.6 * q) * t
+            if role == "target":
+                best = target_part.get(key, (0.0, 0.0))
+                target_part[key] = (max(best[0], contribution), best[1] + contribution)
+            else:
+                fs.score += contribution
             if oid not in fs.object_ids:
                 fs.object_ids.append(oid)
+    for key, (best, total) in target_part.items():
+        # the frame showing the best match clearly beats one showing several weaker matches
+        acc[key].score += best + OTHER_TARGETS_SHARE * (total - best)
     ranked = sorted(acc.values(), key=lambda f: (-f.score, f.stamp_ns))
     return ranked
+
+
+def shown_first(scored: list[FrameScore], shown: set[int]) -> list[FrameScore]:
+    """Frames that show the evidence the chosen option rests on (the stamps a relation was
+    seen at) rank first, in their own order; the rest follow."""
+    return sorted(scored, key=lambda f: (f.stamp_ns not in shown, -f.score, f.stamp_ns))
 
 
 def support(node) -> float:

@@ -14,7 +14,7 @@ from ..config import VlkngConfig
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
 from .answer import (FrameScore, evidence, goal_pose, goal_target,
-                     llm_answer, prefer_by_time, rank_frames, render_prompt)
+                     llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
@@ -79,10 +79,9 @@ class AskEngine:
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []
         retriever = self._retrievers["ger" if mode == "ger" else "gr"]
-        ctx = OptionContext(self.memory, retriever, self._labels.label_vectors, self._tours.place_of, floor)
-        choice, _, about = choose(options, pq, sub, scored, ctx) if mode in self._retrievers else (
-            choose(options, pq, sub, scored, OptionContext(self.memory, retriever, self._labels.label_vectors,
-                                                            self._tours.place_of, 2.0)))
+        ctx = OptionContext(self.memory, retriever, self._labels.label_vectors, self._tours.place_of,
+                            floor if mode in self._retrievers else 2.0)
+        choice, _, about = choose(options, pq, sub, scored, ctx)
         if about and about not in sub.objects:
             for node in self.memory.graph.get_objects([about]):
                 sub.objects[node.id] = node
@@ -95,6 +94,8 @@ class AskEngine:
             targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
             found = True
             scored = rank_frames(sub, pq, self._image_size, floor)
+        if ctx.shown and scored:
+            scored = shown_first(scored, ctx.shown)
         target_id = targets[0] if targets else ""
         prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
         tokens["answer"] = len(prompt) // 4

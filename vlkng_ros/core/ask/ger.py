@@ -18,7 +18,7 @@ import numpy as np
 
 from ..model import ObjectNode
 from .graph_retrieval import (LABEL_LOOKUP_LIMIT, LabelIndex, Ranked, Subgraph, TourIndex,
-                              attribute_agreement, expand, label_ranking, observation_weight,
+                              attribute_agreement, expand, label_ranking, observation_weight, place_factor,
                               relevance_floor)
 from .query import ParsedQuery
 
@@ -136,7 +136,8 @@ class Retriever:
                 near = sum(1 for r in rels if oid in (r.subject, r.object))
                 targets[oid] = (fused.get(oid, 0.0) / best) * (1 + 0.5 * min(agree, 2) + 0.1 * min(near, 2)
                                                               + 0.6 * attribute_agreement(nodes[oid], pq, self.tours)
-                                                              ) * observation_weight(nodes[oid])
+                                                              ) * observation_weight(nodes[oid]) \
+                    * place_factor(nodes[oid], pq, self.tours)
                 sub.objects[oid], sub.relevance[oid] = nodes[oid], ranked.relevance[oid]
         elif refs:
             # "what was on the counter?": the answer is what stands in that relation to the refs

@@ -33,6 +33,7 @@ AFFORDANCE_MARGIN = 0.06  # ... for it and the affordances within this margin of
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
 DEFAULT_RELEVANCE_FLOOR = 0.3
 LABEL_LOOKUP_LIMIT = 40
+PLACE_MISS_WEIGHT = 0.3  # an object never seen in the place the question names keeps this share
 MAX_EXPAND_FRAMES = 12
 
 
@@ -219,6 +220,16 @@ def attribute_agreement(node: ObjectNode, pq: ParsedQuery, tours: "TourIndex | N
         share = tours.place_share(node, place) if tours is not None else None
         total += (1.0 if place in node.places else 0.0) if share is None else share
     return total / len(wanted)
+
+
+def place_factor(node: ObjectNode, pq: ParsedQuery, tours: "TourIndex | None") -> float:
+    """"The plant in the hallway": an object mostly seen in another kind of place is another
+    object of that kind, whatever its label match (a multiplier, not a bonus, so an exact label
+    seen elsewhere cannot outrank the right one). Unknown places leave the score as it is."""
+    if not pq.places or tours is None:
+        return 1.0
+    shares = [s for s in (tours.place_share(node, p) for p in pq.places) if s is not None]
+    return PLACE_MISS_WEIGHT + (1.0 - PLACE_MISS_WEIGHT) * max(shares) if shares else 1.0
 
 
 def observation_weight(node: ObjectNode) -> float:

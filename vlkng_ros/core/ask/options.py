@@ -13,7 +13,7 @@ Only closed-class words are lists (places, attribute words, predicates), as in q
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -23,6 +23,7 @@ from .query import COLORS, FUNCTION_WORDS, MATERIALS, PLACES, SIZES, ParsedQuery
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from ..model import ObjectNode
     from .answer import FrameScore
     from .ger import Retriever
 
@@ -36,6 +37,7 @@ class OptionContext:
     embed: Callable[[list[str]], np.ndarray]  # cached text embedder
     place_of: Callable[[str, int], str | None]
     floor: float
+    shown: set[int] = field(default_factory=set)  # stamps showing the chosen option (set by choose)
 
 
 def _content(text: str) -> list[str]:
@@ -78,6 +80,7 @@ def choose(options: list[tuple[str, str]], pq: ParsedQuery, sub: Subgraph, frame
         rels = ctx.memory.graph.relations_of(targets, limit=64) if targets else []
         others = {n.id: n for n in ctx.memory.graph.get_objects(
             {r.object if r.subject in targets else r.subject for r in rels})}
+        deciding: dict[str, list[int]] = {}
         for k, t in options:
             cue = parse_offline(t).relations[0]
             for r in rels:
@@ -86,9 +89,14 @@ def choose(options: list[tuple[str, str]], pq: ParsedQuery, sub: Subgraph, frame
                 if other is None or r.predicate != cue.predicate:
                     continue
                 sim = float(ctx.embed([cue.ref])[0] @ ctx.embed([other.label])[0])
-                scores[k] = max(scores[k], sim * sub.scores.get(own, 0.0))
+                if sim * sub.scores.get(own, 0.0) > scores[k]:
+                    scores[k], deciding[k] = sim * sub.scores.get(own, 0.0), list(r.stamps)
+        if max(scores.values()) > 0.0:
+            # the frames that show the chosen relation are the answer's evidence
+            ctx.shown = set(deciding.get(max(scores, key=lambda k: scores[k]), []))
     else:
         best: dict[str, tuple[str, float, int, int]] = {}  # letter -> (object, relevance, first, last)
+        nodes_of: dict[str, "ObjectNode"] = {}
         for k, t in options:
             opq = parse_offline(t)
             phrase = opq.target or " ".join(_content(t))
@@ -100,8 +108,17 @@ def choose(options: list[tuple[str, str]], pq: ParsedQuery, sub: Subgraph, frame
                 s = ranked.relevance[o] * observation_weight(nodes[o])
                 if k not in best or s > best[k][1]:
                     best[k] = (o, s, nodes[o].first_seen_ns, nodes[o].last_seen_ns)
+                    nodes_of[k] = nodes[o]
                 if sub.roles.get(o) == "target":
                     scores[k] = max(scores[k], 1.0 + sub.scores.get(o, 0.0))
+        if pq.places and not pq.target and len(best) == len(options):
+            # "which of these was in the office?": each option's object by the share of its
+            # sightings made in that kind of place
+            where = {k: (ctx.retriever.tours.place_share(nodes_of[k], pq.places[0]) or 0.0) * best[k][1]
+                     for k in best}
+            if max(where.values()) > 0.0:
+                pick = max(where, key=lambda k: where[k])
+                return pick, where, best[pick][0]
         cue = {t.cue for t in pq.time} & {"first", "last"}
         named = all(set(_content(t)) & set(words(pq.text)) for _, t in options)
         if cue and named and len(best) == len(options):
