@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 TARGETS_MAX = 8
 REFS_MAX = 4
+REF_KEEP_SHARE = 0.5  # references scoring under this share of their cue's best are dropped
 AFTER_WINDOW_S = 10.0  # "right after leaving X": what came into view within this time
 RECENT_WINDOW_S = 4.0  # ... and was not already in view just before
 PLACE_SAMPLE_FRAMES = 40  # "what did I see in the office": keyframes sampled from that place
@@ -109,18 +110,25 @@ class Retriever:
         sub = Subgraph()
         refs: dict[str, float] = {}  # ref object id -> score
         ref_pred: dict[str, str] = {}
-        for cue in pq.relations:
+        ref_cue: dict[str, int] = {}  # ref object id -> which relation cue found it
+        for cue_index, cue in enumerate(pq.relations):
             ref_pq = ParsedQuery(text=cue.ref, target=cue.ref, attributes=list(cue.attributes))
             ranked, nodes = self.entity_ranking(cue.ref, ref_pq, with_attrs=bool(cue.attributes))
             floor = relevance_floor(self.memory.text_embedder.name)
             relevant = [o for o in ranked.order if ranked.relevance[o] >= floor]
             fused = getattr(ranked, "fused", {})
             best = max((fused.get(o, 0.0) for o in relevant[:REFS_MAX]), default=0.0) or 1.0
-            for rank, oid in enumerate(relevant[:REFS_MAX]):
-                # the fused share ranks "the black chair" above other chairs; rank breaks ties
-                score = ranked.relevance[oid] * (fused.get(oid, best) / best) ** 2 / (1 + 0.25 * rank)
+            cue_scores = [ranked.relevance[oid] * (fused.get(oid, best) / best) ** 2 / (1 + 0.25 * rank)
+                          for rank, oid in enumerate(relevant[:REFS_MAX])]
+            top_ref = max(cue_scores, default=0.0)
+            for oid, score in zip(relevant[:REFS_MAX], cue_scores):
+                # the fused share ranks "the black chair" above other chairs; rank breaks ties.
+                # A far weaker match is not what the question names (and may be the answer:
+                # the monitor next to "the laptop")
+                if score < REF_KEEP_SHARE * top_ref:
+                    continue
                 if score > refs.get(oid, 0.0):
-                    refs[oid], ref_pred[oid] = score, cue.predicate
+                    refs[oid], ref_pred[oid], ref_cue[oid] = score, cue.predicate, cue_index
                     sub.objects[oid], sub.relevance[oid], sub.roles[oid] = nodes[oid], ranked.relevance[oid], "reference"
         rels = self.memory.graph.relations_of(list(refs), limit=self.cfg.max_edges * 4) if refs else []
         targets: dict[str, float] = {}
@@ -140,7 +148,9 @@ class Retriever:
                     * place_factor(nodes[oid], pq, self.tours)
                 sub.objects[oid], sub.relevance[oid] = nodes[oid], ranked.relevance[oid]
         elif refs:
-            # "what was on the counter?": the answer is what stands in that relation to the refs
+            # "what was on the counter?": the answer is what stands in that relation to the refs;
+            # with several cues ("on the desk next to the laptop") each satisfied cue adds its best
+            per_cue: dict[tuple[str, int], float] = {}
             for r in rels:
                 for ref, other, is_subject in ((r.object, r.subject, True), (r.subject, r.object, False)):
                     if ref in refs and other not in refs:
@@ -148,7 +158,10 @@ class Retriever:
                         # seen in that relation many times > once (one noisy frame)
                         seen = 1.0 + 0.25 * math.log1p(len(r.stamps))
                         s = refs[ref] * (1.0 if pred_ok else 0.4) * (1.0 if is_subject else 0.7) * seen
-                        targets[other] = max(targets.get(other, 0.0), s)
+                        key = (other, ref_cue[ref])
+                        per_cue[key] = max(per_cue.get(key, 0.0), s)
+            for (other, _), s in per_cue.items():
+                targets[other] = targets.get(other, 0.0) + s
             if targets:
                 for node in self.memory.graph.get_objects(sorted(targets, key=lambda o: -targets[o])[:TARGETS_MAX]):
                     sub.objects[node.id] = node

@@ -162,6 +162,7 @@ def parse_offline(question: str) -> ParsedQuery:
             pq.places.append(place)
     # split into segments at relation predicates and time cues
     segments: list[tuple[str, list[str]]] = [("head", [])]
+    time_attrs: dict[str, list[str]] = {}  # time-cue phrase -> its colour/material/size words
     i = 0
     while i < len(toks):
         matched = None
@@ -195,12 +196,15 @@ def parse_offline(question: str) -> ParsedQuery:
         else:
             place = next((p for p in places), "")
             pq.time.append(TimeCue(kind[5:], phrase, place, nth if place else 0))
+            if phrase and attrs:
+                time_attrs.setdefault(phrase, attrs)
     # a departure place is when, not where; "which room" names no place
     timed = {t.place for t in pq.time if t.place}
     pq.places = [p for p in pq.places if p not in timed and p != "room"]
     # "which room was I in when I first saw the lamp": the thing is named after the time cue
     if not pq.target:
         pq.target = next((t.ref for t in pq.time if t.ref), "")
+        pq.attributes = pq.attributes or time_attrs.get(pq.target, [])  # "... the *black* bookcase"
     # "something to boil water with": the verb phrase is the target description (unless the
     # question is only about a place or a departure: "what did I see in the office?")
     timed_place = any(t.place for t in pq.time)
