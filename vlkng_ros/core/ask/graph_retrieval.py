@@ -30,6 +30,7 @@ LABEL_BEST_MIN = 0.45  # the closest label in memory counts as a synonym from th
 LABEL_BEST_MARGIN = 0.08  # ... and so do labels within this margin of it
 AFFORDANCE_MIN = 0.42  # cosine between the question's phrase and an affordance text to use it ...
 AFFORDANCE_MARGIN = 0.06  # ... for it and the affordances within this margin of the best one
+AFFORDANCE_EXTRA_WEIGHT = 0.3  # an object's second matching affordance (any above the minimum) adds this share
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
 DEFAULT_RELEVANCE_FLOOR = 0.3
 LABEL_LOOKUP_LIMIT = 40
@@ -143,11 +144,23 @@ class LabelIndex:
         best = float(sims.max())
         if best < AFFORDANCE_MIN:
             return ranked
-        for i in np.argsort(-sims):
+        order = np.argsort(-sims)
+        for i in order:
             if sims[i] < max(AFFORDANCE_MIN, best - AFFORDANCE_MARGIN):
                 break
             for oid in self._affordances.get(self._aff_texts[i], []):
                 ranked.add(oid, float(sims[i]))
+        # "sit down to read": an object that also serves another part of the phrase ("read in")
+        # beats one that only serves the best-matching part ("sit on")
+        extra: dict[str, float] = {}
+        for i in order:
+            if sims[i] < AFFORDANCE_MIN:
+                break
+            for oid in self._affordances.get(self._aff_texts[i], []):
+                if oid in ranked.relevance and sims[i] < ranked.relevance[oid]:
+                    extra[oid] = max(extra.get(oid, 0.0), float(sims[i]))
+        for oid, sim in extra.items():
+            ranked.relevance[oid] += AFFORDANCE_EXTRA_WEIGHT * sim
         return ranked.sorted()
 
     def embed(self, texts: list[str]) -> np.ndarray:
