@@ -155,17 +155,23 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     ev = 0
     last_place = world.rooms[0].kind
     last_log = time.monotonic()
+
+    def write_events_until(log_ns: float) -> None:
+        """Write the /pose and /camera_info messages logged up to ``log_ns``, in order."""
+        nonlocal ev
+        while ev < len(events) and events[ev][0] <= log_ns:
+            lns, kind, payload = events[ev]
+            if kind == 0:
+                bag.pose(payload[0], lns, *payload[1:])
+            else:
+                bag.camera_info(payload[0], lns)
+            ev += 1
+
     try:
         for k, t in enumerate(t_cam):
             stamp = to_ns(t)
             log_ns = stamp + 12_000_000 + int(rng.integers(0, 4_000_000))
-            while ev < len(events) and events[ev][0] <= log_ns:
-                lns, kind, payload = events[ev]
-                if kind == 0:
-                    bag.pose(payload[0], lns, *payload[1:])
-                else:
-                    bag.camera_info(payload[0], lns)
-                ev += 1
+            write_events_until(log_ns)
             img, visible = renderer.render(float(cx[k]), float(cy[k]), float(cyaw[k]), float(comega[k]))
             ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(img, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
             if not ok:
@@ -191,13 +197,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
             if log_progress and time.monotonic() - last_log > 5.0:
                 last_log = time.monotonic()
                 log.info("rendered %d/%d frames (%.0f%%)", k + 1, len(t_cam), 100.0 * (k + 1) / len(t_cam))
-        while ev < len(events):
-            lns, kind, payload = events[ev]
-            if kind == 0:
-                bag.pose(payload[0], lns, *payload[1:])
-            else:
-                bag.camera_info(payload[0], lns)
-            ev += 1
+        write_events_until(float("inf"))
     finally:
         bag.close()
     (out / "annotations.jsonl").write_text("\n".join(ann_lines) + "\n")
