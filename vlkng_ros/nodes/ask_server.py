@@ -35,6 +35,7 @@ class AskServerNode(VlkngLifecycleNode):
 
         self.engine = AskEngine(self.memory, self.cfg, make_llm(self.cfg.llm))
         warm_up(self.memory)
+        self.engine.warm_up()  # the first /ask must not pay for building caches
         self.group = MutuallyExclusiveCallbackGroup()
         self.keep(self.create_service(Ask, param(self, "service_name"), self._on_ask,
                                       callback_group=self.group))

@@ -39,6 +39,19 @@ class AskEngine:
         self._corpora: dict[str, tuple[int, Corpus]] = {}
         self._lock = threading.Lock()
 
+    def warm_up(self) -> None:
+        """Pay now what the first question would otherwise pay: the embedding model, the label
+        and affordance vocabulary, the keyframe index of every tour, the vector index."""
+        emb = self.memory.text_embedder
+        self._labels.vocabulary()
+        for tour in self.memory.graph.tours():
+            self._tours.frames(tour)
+        try:
+            self.memory.vectors.ensure_collection(self.memory.text_collection, emb.dim)
+            self.memory.vectors.search(self.memory.text_collection, emb.embed_texts(["object"])[0], 1)
+        except Exception as e:  # a vector store that is down must not stop the server starting
+            log.warning("vector store warm-up failed: %s", e)
+
     # ------------------------------------------------------------------------------------------
     def ask(self, req: AskRequest) -> AskResult:
         mode = (req.mode or self.cfg.ask.mode or "ger").lower()
