@@ -161,19 +161,21 @@ class StoaMerger:
         news = []
         for o, v, lv in zip(objs, vecs, label_vecs):
             rays = RayAccumulator()
-            views = []
+            views: list[tuple[Pose, CameraModel]] = []
+            widths: list[float] = []  # angular box widths (rad), one per view
             for stamp, box in o.boxes.items():
                 kf = keyframes.get(stamp)
                 if kf is not None and kf.pose is not None:
                     cam = self.camera_for(chunk.tour_id, kf.width, kf.height)
                     rays.add(ray_for(kf.pose, box, cam))
                     views.append((kf.pose, cam))
+                    widths.append(_angular_width(cam, box))
             est = rays.solve()
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
+            extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
+                if est else 0.0  # rough width of the object (m): angular width times range
             news.append(_New(o, v, lv, est[0] if est else None, est[1] if est else 0.0, dict(places), rays,
-                             _extent(o, keyframes, est[0] if est else None,
-                                     lambda kf: self.camera_for(chunk.tour_id, kf.width, kf.height)),
-                             views))
+                             extent, views))
         return news
 
     def _shortlist(self, chunk: ChunkGraph, news: list[_New], report: MergeReport) -> list[list[ObjectNode]]:
@@ -403,8 +405,7 @@ class StoaMerger:
             cam = self.camera_for(ob.tour_id, kf.width, kf.height)
             if not _in_view(point, [(kf.pose, cam)]):
                 return False  # behind or beside that camera: c was not there
-            width = abs(cam.bearing(ob.bbox[0]) - cam.bearing(ob.bbox[2]))
-            implied.append(width * math.dist((kf.pose.x, kf.pose.y), point))
+            implied.append(_angular_width(cam, ob.bbox) * math.dist((kf.pose.x, kf.pose.y), point))
         if not implied:
             return False
         ratio = float(np.median(implied)) / extent_m
@@ -471,20 +472,9 @@ class StoaMerger:
             self.memory.vectors.upsert(collection, ids, embedder.embed_images(crops), pls)
 
 
-def _extent(o: ChunkObject, keyframes: dict[int, Keyframe], position: tuple[float, float] | None,
-            camera_for) -> float:
-    """Median width (m) of the object over its boxes: angular width times range."""
-    if position is None:
-        return 0.0
-    widths = []
-    for stamp, box in o.boxes.items():
-        kf = keyframes.get(stamp)
-        if kf is None or kf.pose is None:
-            continue
-        cam = camera_for(kf)
-        rng = math.dist((kf.pose.x, kf.pose.y), position)
-        widths.append(abs(cam.bearing(box[0]) - cam.bearing(box[2])) * rng)
-    return float(np.median(widths)) if widths else 0.0
+def _angular_width(cam: CameraModel, bbox) -> float:
+    """Horizontal angle (rad) a box spans in the image."""
+    return abs(cam.bearing(bbox[0]) - cam.bearing(bbox[2]))
 
 
 def _in_view(point: tuple[float, float], views: list[tuple[Pose, CameraModel]], margin_deg: float = 15.0) -> bool:
