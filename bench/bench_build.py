@@ -33,7 +33,7 @@ from vlkng_ros.core.memory import Memory  # noqa: E402
 from vlkng_ros.core.model import ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose  # noqa: E402
 from vlkng_ros.core.pipeline import build_tour  # noqa: E402
 from vlkng_ros.core.sim import generate_tour  # noqa: E402
-from vlkng_ros.core.stoa import StoaMerger  # noqa: E402
+from vlkng_ros.core.stoa import MergeReport, StoaMerger  # noqa: E402
 
 
 def association(seeds: list[int], minutes: float, out: Path) -> dict:
@@ -115,8 +115,9 @@ def stoa_cost(sizes: list[int], out: Path) -> list[dict]:
             merger.llm_usage = LLMUsage()
             # measure without committing (so every size merges the same chunk into the same state)
             t0 = time.perf_counter()
-            news = merger._prepare(chunk, {k.stamp_ns: k for k in mem.graph.keyframes("probe")}, _Rep())
-            cands = merger._shortlist(chunk, news, rep := _Rep())
+            rep = MergeReport(chunk.chunk_id)
+            news = merger._prepare(chunk, {k.stamp_ns: k for k in mem.graph.keyframes("probe")}, rep)
+            cands = merger._shortlist(chunk, news, rep)
             merger._judge(chunk, news, cands, rep)
             dt = time.perf_counter() - t0
             row = {"objects": mem.graph.count_objects(), "shortlist_mean": float(np.mean(rep.shortlist_sizes)),
@@ -127,14 +128,6 @@ def stoa_cost(sizes: list[int], out: Path) -> list[dict]:
                   f"{row['shortlist_max']}, judge prompt {row['judge_prompt_tokens']} tokens, "
                   f"{row['merge_ms']:.0f} ms/chunk", flush=True)
     return rows
-
-
-class _Rep:
-    def __init__(self) -> None:
-        self.shortlist_sizes: list[int] = []
-        self.warnings: list[str] = []
-        self.judge_prompt_chars = 0
-        self.judge = ""
 
 
 def throughput(minutes: float, out: Path) -> dict:
