@@ -28,6 +28,7 @@ from .memory import Memory
 from .model import CameraModel, ChunkGraph, Keyframe, Pose, chunk_id
 from .perception.base import ChunkInput, PerceptionError, Perceiver
 from .stoa import MergeReport, StoaMerger
+from .stores.frame_store import validate_tour_id
 
 if TYPE_CHECKING:
     from .tour import Tour
@@ -80,7 +81,7 @@ class MemoryBuilder:
 
     # --- perception ------------------------------------------------------------------------
     def chunk_path(self, tour_id: str, chunk_index: int) -> Path:
-        return self.memory.chunks_dir / _safe(tour_id) / f"{chunk_index:06d}.json"
+        return self.memory.chunks_dir / validate_tour_id(tour_id) / f"{chunk_index:06d}.json"
 
     def perceive(self, tour_id: str, keyframes: list[Keyframe]) -> ChunkGraph:
         """Perceive one chunk (cached on disk: a chunk is never perceived twice)."""
@@ -109,7 +110,7 @@ class MemoryBuilder:
         return graph
 
     def perceived_chunks(self, tour_id: str) -> list[ChunkGraph]:
-        folder = self.memory.chunks_dir / _safe(tour_id)
+        folder = self.memory.chunks_dir / validate_tour_id(tour_id)
         out = []
         for p in sorted(folder.glob("*.json")):
             try:
@@ -258,12 +259,6 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
 
 def _abs_topic(name: str) -> str:
     return name if name.startswith("/") else "/" + name
-
-
-def _safe(tour_id: str) -> str:
-    if not tour_id or "/" in tour_id or "\\" in tour_id or tour_id in (".", ".."):
-        raise ValueError(f"invalid tour id {tour_id!r}")
-    return tour_id
 
 
 def _atomic_write(path: Path, text: str) -> None:
