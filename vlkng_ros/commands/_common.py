@@ -15,15 +15,21 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
                    help="override one parameter, e.g. --set stoa.threshold=0.6 (repeatable)")
 
 
-def config_from_args(args: argparse.Namespace, **overrides: Any):
-    from ..core.config import load_config
-
-    params: dict[str, Any] = {}
-    for item in getattr(args, "set", []) or []:
+def parse_set_args(items: list[str]) -> dict[str, str]:
+    """``--set NAME=VALUE`` items -> {name: value} (values as text); a clear error otherwise."""
+    out: dict[str, str] = {}
+    for item in items:
         name, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--set expects NAME=VALUE, got {item!r}")
-        params[name.strip()] = value.strip()
+        out[name.strip()] = value.strip()
+    return out
+
+
+def config_from_args(args: argparse.Namespace, **overrides: Any):
+    from ..core.config import load_config
+
+    params: dict[str, Any] = parse_set_args(getattr(args, "set", []) or [])
     params.update({k: v for k, v in overrides.items() if v is not None})
     return load_config(getattr(args, "config", None), params)
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from ..core.config import VlkngConfig
+from ._common import parse_set_args
 
 log = logging.getLogger("vlkng.run")
 
@@ -60,12 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if params and not Path(params).is_file():
         raise FileNotFoundError(f"parameters file {params} does not exist")
     ros = ros_args(params, args.use_sim_time)
-    set_params: dict[str, str] = {}
-    for item in args.set:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set expects NAME=VALUE, got {item!r}")
-        set_params[name.strip()] = _yaml_value(value.strip())
+    set_params = {name: _yaml_value(value) for name, value in parse_set_args(args.set).items()}
     if args.namespace:
         ros += ["-r", f"__ns:=/{args.namespace.strip('/')}"]
     overrides: dict[str, object] = dict(set_params)  # every node (beats the parameters file)
