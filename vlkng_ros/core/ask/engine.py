@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from ..config import VlkngConfig
+from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
 from .answer import (FrameScore, evidence, goal_pose, goal_target,
@@ -31,7 +32,7 @@ class AskEngine:
         self.memory = memory
         self.cfg = cfg
         self.llm = llm
-        self._labels = LabelIndex(memory)  # shared caches: label/text vectors, keyframe places
+        self._labels = LabelIndex(memory, make_lexicon(cfg.ask.lexicon, cfg.ask.wordnet_dir))  # shared caches: label/text vectors, keyframe places
         self._tours = TourIndex(memory)
         self._retrievers = {"ger": Retriever(memory, cfg.ask, True, self._labels, self._tours),
                             "gr": Retriever(memory, cfg.ask, False, self._labels, self._tours)}
@@ -44,6 +45,7 @@ class AskEngine:
         and affordance vocabulary, the keyframe index of every tour, the vector index."""
         emb = self.memory.text_embedder
         self._labels.vocabulary()
+        self._labels.lexicon.related("object")  # reads the lexicon's index
         for tour in self.memory.graph.tours():
             self._tours.frames(tour)
         try:
@@ -130,7 +132,7 @@ class AskEngine:
         if found and target_id in sub.objects and not about:
             target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals) if time_rivals
                          else goal_target(sub, target_id))
-        goal, goal_source = goal_pose(self.memory, sub, frames, target_id) if found else (None, "")
+        goal, goal_source = goal_pose(self.memory, sub, frames, target_id, self.cfg.ask.goal_standoff_m) if found else (None, "")
         timings["answer"] = time.perf_counter() - t0
         objs, rels = evidence(sub)
         if not found:

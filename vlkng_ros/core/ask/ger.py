@@ -87,6 +87,14 @@ class Retriever:
         hits = self.memory.vectors.search(self.memory.text_collection, vec, self.cfg.vector_k)
         labels = self.labels.similar_labels(phrase, self.labels.embed([phrase])[0] if with_attrs else vec,
                                             self.cfg.vector_k, hits)
+        known = self.labels.lexicon_expansion(phrase, labels)
+        if known:
+            # "settee": the embedder does not know the word but the lexicon does; search with
+            # the word it is (a kind of) in this memory ("settee sofa"), else the object
+            # descriptions rank by the embedder's guess
+            text = f"{text} {known}"
+            vec = self.labels.embed([text])[0]
+            hits = self.memory.vectors.search(self.memory.text_collection, vec, self.cfg.vector_k)
         lab_rank, nodes = label_ranking(self.memory, labels, pq if with_attrs else ParsedQuery(text=""),
                                         LABEL_LOOKUP_LIMIT, self.tours)
         rankings = [lab_rank]

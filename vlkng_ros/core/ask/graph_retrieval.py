@@ -5,7 +5,8 @@ Every store call here is an indexed lookup with a limit (objects_by_label, relat
 objects_in_frames, get_objects) or a vector top-k, so the cost does not grow with the graph.
 Label synonyms come from embeddings: the entity phrase is embedded, the vector store's top-k
 hits name labels that exist in memory, and labels whose embedding is close to the phrase are
-looked up by label ("cup" -> label "mug").
+looked up by label ("cup" -> label "mug"). A lexicon (WordNet, core/lexicon.py) adds the words
+a small embedder does not know ("rucksack" = "backpack", a "washbasin" is a kind of "sink").
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..lexicon import Lexicon, NoLexicon
 from ..model import ObjectNode, Relation
 from .query import ParsedQuery, singular, words
 
@@ -36,6 +38,10 @@ DEFAULT_RELEVANCE_FLOOR = 0.3
 LABEL_LOOKUP_LIMIT = 40
 PLACE_MISS_WEIGHT = 0.3  # an object never seen in the place the question names keeps this share
 MAX_EXPAND_FRAMES = 12
+LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
+SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
+EXPANSION_MIN = 0.76  # lexicon synonyms and hypernyms (not hyponyms) expand the vector search
+LEXICON_EMBED_TIEBREAK = 0.1  # among lexicon-related labels, embedding similarity breaks ties
 
 
 def relevance_floor(embedder_name: str) -> float:
@@ -93,8 +99,9 @@ class LabelIndex:
     vocabulary is read once and refreshed only when the memory changed (Memory.generation): no
     scan at all while nothing is written, so a static memory of any size pays it once."""
 
-    def __init__(self, memory: "Memory") -> None:
+    def __init__(self, memory: "Memory", lexicon: Lexicon | None = None) -> None:
         self.memory = memory
+        self.lexicon: Lexicon = lexicon if lexicon is not None else NoLexicon()
         self._vecs: dict[str, np.ndarray] = {}
         self._vocab: list[str] = []
         self._vocab_mat: np.ndarray | None = None
@@ -180,13 +187,18 @@ class LabelIndex:
         store's top-k payload labels, kept when their embedding is close enough."""
         toks = words(phrase)
         out = {lab: 1.0 for lab in {phrase, singular(phrase)} if lab}
+        related = self.lexical_relations(phrase)
         if len(toks) > 1:
             # the head noun alone ("table" of "bedside table") is a candidate, as close as its
-            # embedding is to the whole phrase: "nightstand" can then beat "table"
+            # embedding is to the whole phrase: "nightstand" can then beat "table". A compound
+            # the lexicon knows is its own kind of thing ("easy chair" is an armchair): its head
+            # counts only as far as the lexicon relates them.
+            known_compound = any(SYNONYM_OF_PHRASE <= v < 1.0 for v in self.lexicon.related(phrase).values())
             heads = [h for h in dict.fromkeys([toks[-1], singular(toks[-1])]) if h not in out]
             if heads:
                 for head, sim in zip(heads, self.label_vectors(heads) @ phrase_vec):
-                    out[head] = max(float(sim), LABEL_BEST_MIN)
+                    out[head] = (max(float(sim), LABEL_BEST_MIN) if not known_compound
+                                 else max(related.get(head, 0.0), LABEL_BEST_MIN))
         if hits is None:
             hits = self.memory.vectors.search(self.memory.text_collection, phrase_vec, k)
         labels = sorted({str(h.payload.get("label", "")).lower() for h in hits} - {""} - set(out))
@@ -201,7 +213,34 @@ class LabelIndex:
                 for lab, sim in zip(vocab, sims):
                     if sim >= max(LABEL_BEST_MIN, best - LABEL_BEST_MARGIN) and lab not in out:
                         out[lab] = float(sim)
+            for lab, sim in zip(vocab, sims):
+                strength = related.get(lab)
+                if strength is not None and strength < 1.0:
+                    out[lab] = max(out.get(lab, 0.0), strength + LEXICON_EMBED_TIEBREAK * float(sim))
         return out
+
+    def lexicon_expansion(self, phrase: str, labels: dict[str, float]) -> str:
+        """The memory label the lexicon relates most strongly to a phrase that is not itself a
+        label in memory ("" when the phrase is a label, or the lexicon knows nothing)."""
+        vocab, _ = self.vocabulary()
+        if phrase in vocab or singular(phrase) in vocab:
+            return ""
+        # the whole phrase only (a compound's head says less), and only what the phrase IS
+        # (synonym, kind of): "seat" must not be searched as one arbitrary kind of seat
+        related = self.lexicon.related(phrase)
+        known = [lab for lab in labels if EXPANSION_MIN <= related.get(lab, 0.0) < 1.0 and lab in vocab]
+        return max(known, key=lambda lab: (labels[lab], lab), default="")
+
+    def lexical_relations(self, phrase: str) -> dict[str, float]:
+        """Lexicon words related to the phrase or, for a compound, to its head noun (weaker)."""
+        related = dict(self.lexicon.related(phrase))
+        toks = words(phrase)
+        if len(toks) > 1:
+            for lab, strength in self.lexicon.related(toks[-1]).items():
+                if strength >= 1.0:  # the head itself: matched by embedding above, not by rule
+                    continue
+                related[lab] = max(related.get(lab, 0.0), LEXICON_HEAD_SHARE * min(strength, 0.9))
+        return related
 
 
 def label_ranking(memory: "Memory", labels: dict[str, float], pq: ParsedQuery,

