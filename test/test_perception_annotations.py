@@ -99,7 +99,9 @@ def test_local_ids_are_chunk_local_first_appearance_and_gt_free():
 def test_renaming_every_gt_track_changes_no_output(noise):
     lines = make_tour(seed=3)
     renamed = rename(lines, lambda t: "zz-" + t[::-1] + "-renamed")
-    reordered_names = rename(lines, lambda t: f"{hash(t) % 1000:04d}")  # a different sort order
+    tracks = sorted({o["gt_track"] for line in lines.values() for o in line["objects"]})
+    backwards = {t: f"{len(tracks) - i:04d}" for i, t in enumerate(tracks)}  # reversed sort order, one-to-one
+    reordered_names = rename(lines, backwards.__getitem__)
     base = run(lines, noise=noise, seed=5)
     assert run(renamed, noise=noise, seed=5) == base
     assert run(reordered_names, noise=noise, seed=5) == base

@@ -296,7 +296,10 @@ def test_ask_after_replay_returns_relevant_frames(live, offline):
         offline_acc = _acc5(off, suite.ask.cfg, questions)
     NUMBERS["ask_acc@5_offline_same_tour"] = round(offline_acc, 3)
     assert np.mean(accs) == pytest.approx(offline_acc)  # live is as good as offline
-    assert np.mean(accs) >= 0.5, accs
+    # 14/16 here ("media console" is a word neither MiniLM nor WordNet relates to "tv stand"; one
+    # first sighting was never perceived); the ask issue's Acc@5 >= 0.90 is measured over six
+    # 3-minute tours by bench/bench_ask.py
+    assert np.mean(accs) >= 0.85, accs
     ups = live["client"].updates
     lags = []
     for chunk_id, t_update in ups:  # image->queryable: last frame of a chunk published -> merged
@@ -331,7 +334,8 @@ def test_goto_drives_to_the_engines_goal_near_the_object(live):
         assert end < 0.2  # the stand-in robot arrived there
         within += math.hypot(goal.x - q["goal_xy"][0], goal.y - q["goal_xy"][1]) <= 1.5
     NUMBERS["goto_goal_within_1.5m"] = f"{within}/{len(goal_qs)}"
-    assert within / len(goal_qs) >= 0.4  # the engine's goal quality; the navigator adds no error
+    # the engine's goal quality (5/5 on this tour); the navigator adds no error (asserted above)
+    assert within / len(goal_qs) >= 0.8
 
 
 def test_goto_cancel_and_nothing_found(live):

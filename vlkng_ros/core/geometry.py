@@ -19,7 +19,7 @@ import numpy as np
 from .model import BBox, CameraModel, Pose
 
 PRIOR_RANGE_M = 2.5
-PRIOR_WEIGHT = 0.01
+PRIOR_WEIGHT = 0.003
 MIN_RANGE_M = 0.3
 MAX_RANGE_M = 12.0
 BORDER_PX = 2.0
