@@ -150,3 +150,30 @@ def test_object_moved_between_tours_keeps_identity_with_history(memory):
     node = memory.graph.get_objects([rep.matched["o1"]])[0]
     assert node.tours == ["monday", "tuesday"] and math.dist(node.position, (5.0, 3.0)) < 0.4
     assert [round(y) for _, _, y in node.position_history] == [0, 3]
+
+
+def test_a_colour_read_differently_does_not_keep_a_well_localised_object_split(memory):
+    """Light changes colours more than places: two well-triangulated nodes of one shoe rack,
+    read "red" in one chunk and "black" in another and never in view at once, become one when a
+    later chunk touches either. Two racks of different colours seen together stay two."""
+    from vlkng_ros.core.model import ObjectNode, Observation
+
+    merger = StoaMerger(memory, memory.cfg)
+    spread_a = [Pose.from_xy_yaw(3.0, y, math.atan2(1.0 - y, 3.0)) for y in (-2.0, -0.5, 1.0, 2.5)]
+    merger.merge(chunk_seeing(memory, "t", 0, spread_a, {"o1": ("shoe rack", (6.0, 1.0), {"color": "red"})}))
+    # a second node of it (as association may leave one on a long tour), well placed, seen elsewhen
+    kfs = add_keyframes(memory, "t", 10, [Pose.from_xy_yaw(9.0, y, math.atan2(1.0 - y, -3.0)) for y in (-2.0, 2.5)])
+    obs = [Observation("t", k.stamp_ns, box_towards(k.pose, (6.0, 1.0)), "t#manual", "x") for k in kfs]
+    memory.graph.apply_merge("t#manual", [ObjectNode(
+        "obj-black", "shoe rack", "a black shoe rack", {"color": "black"}, [], ["shoe rack"], [], obs[0].stamp_ns,
+        obs[-1].stamp_ns, obs, (6.1, 1.05), 0.05, [], ["t"])], [])
+    assert memory.graph.count_objects() == 2
+    spread_b = [Pose.from_xy_yaw(6.0 + 3.0 * math.cos(a), 1.0 + 3.0 * math.sin(a), a + math.pi)
+                for a in (-0.6, -0.2, 0.2, 0.6)]
+    merger.merge(chunk_seeing(memory, "t", 20, spread_b, {"o1": ("shoe rack", (6.0, 1.0), {"color": "black"})}))
+    nodes = list(memory.graph.iter_objects())
+    assert len(nodes) == 1, [(n.id, n.attributes, n.position, n.position_var) for n in nodes]
+    assert len(nodes[0].observations) == 10 and math.dist(nodes[0].position, (6.0, 1.0)) < 0.5
+    two = {"a": ("shoe rack", (6.0, 4.0), {"color": "red"}), "b": ("shoe rack", (6.8, 4.0), {"color": "black"})}
+    merger.merge(chunk_seeing(memory, "t", 30, [Pose.from_xy_yaw(6.4, 1.5 + 0.3 * i, math.pi / 2) for i in range(4)], two))
+    assert memory.graph.count_objects() == 3

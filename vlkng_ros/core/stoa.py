@@ -366,15 +366,16 @@ class StoaMerger:
                 if u_frames & set(c.frames):
                     continue  # seen together: two objects
                 colors = (u.attributes.get("color"), c.attributes.get("color"))
-                if all(colors) and colors[0].lower() != colors[1].lower():  # type: ignore[union-attr]
-                    continue
+                other_color = all(colors) and colors[0].lower() != colors[1].lower()  # type: ignore[union-attr]
                 extent = extents.get(u.id, 0.0)
                 if (c.position_var or 9.0) <= CONSOLIDATE_MAX_VAR * 2:
+                    # both well localised, at one place, never seen together: one object, even if
+                    # a colour was read differently (light changes colour more than position)
                     sigma2 = (POSITION_NOISE_M2 + (0.35 * extent) ** 2 + 0.3 * (u.position_var or 1.0)
                               + 0.3 * (c.position_var or 1.0))
                     if math.dist(u.position, c.position) ** 2 > 2.0 * sigma2 * CONSOLIDATE_SIGMAS:
                         continue
-                elif not c.ray_stats or RayAccumulator(c.ray_stats).residual_at(u.position) > (
+                elif other_color or not c.ray_stats or RayAccumulator(c.ray_stats).residual_at(u.position) > (
                         0.3 + 0.35 * extent) ** 2 or not self._size_consistent(c, u.position, extent):
                     continue  # c's range was never pinned down: its bearings must point at u,
                     # and its boxes must have the size u would have from there

@@ -125,21 +125,26 @@ def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
     return max(close, key=lambda o: (support(sub.objects[o]), o == target_id), default=target_id)
 
 
-def prefer_by_time(sub: Subgraph, pq: ParsedQuery) -> list[str]:
+def prefer_by_time(sub: Subgraph, pq: ParsedQuery,
+                   same_kind: Callable[[str, str], bool] | None = None) -> list[str]:
     """"When did I first see the armchair?": among the targets that match about as well as the
     best one (a duplicate node of the same object, or the same thing under a near-synonym
-    label), the one seen first (last) is the answer; it becomes the top target. Returns the
-    competing targets (empty when the question has no such cue)."""
+    label: ``same_kind(label, label)``), the one seen first (last) is the answer; it becomes the
+    top target. Returns the competing targets (empty when the question has no such cue)."""
     cues = {t.cue for t in pq.time} & {"first", "last"}
     targets = sub.targets()
     if len(cues) != 1 or len(targets) < 2:
         return []
     top = sub.scores.get(targets[0], 0.0)
     here = sub.objects[targets[0]].position
+    top_label = sub.objects[targets[0]].label.lower()
     close = [o for o in targets if sub.scores.get(o, 0.0) >= TIME_PICK_SHARE * top and sub.objects[o].observations
              # a duplicate lies where the object is: a chair across the house is another thing
              and (o == targets[0] or here is None or sub.objects[o].position is None
-                  or math.dist(here, sub.objects[o].position) <= GOAL_PICK_RADIUS_M)]
+                  or math.dist(here, sub.objects[o].position) <= GOAL_PICK_RADIUS_M)
+             # ... and is named like it: the chair the cushion lies on is not the cushion
+             and (o == targets[0] or same_kind is None or same_kind(top_label, sub.objects[o].label.lower())
+                  or top_label in {lab.lower() for lab in sub.objects[o].labels_seen})]
     if "first" in cues:
         pick = min(close, key=lambda o: min(ob.stamp_ns for ob in sub.objects[o].observations))
     else:

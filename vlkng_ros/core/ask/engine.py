@@ -89,7 +89,7 @@ class AskEngine:
         t0 = time.perf_counter()
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
-        time_rivals = prefer_by_time(sub, pq)
+        time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
         targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []

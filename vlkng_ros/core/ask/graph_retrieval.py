@@ -40,6 +40,7 @@ PLACE_MISS_WEIGHT = 0.3  # an object never seen in the place the question names 
 MAX_EXPAND_FRAMES = 12
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
+SAME_KIND_MIN = 0.7  # label cosine above which two labels may name one object (first/last-seen rivals)
 EXPANSION_MIN = 0.76  # lexicon synonyms and hypernyms (not hyponyms) expand the vector search
 LEXICON_EMBED_TIEBREAK = 0.1  # among lexicon-related labels, embedding similarity breaks ties
 
@@ -218,6 +219,14 @@ class LabelIndex:
                 if strength is not None and strength < 1.0:
                     out[lab] = max(out.get(lab, 0.0), strength + LEXICON_EMBED_TIEBREAK * float(sim))
         return out
+
+    def same_kind(self, a: str, b: str) -> bool:
+        """Could two labels name one object ("sofa"/"couch", "plant"/"potted plant")? Equal,
+        close embeddings (SAME_KIND_MIN), or a lexicon synonym/hypernym."""
+        if a == b:
+            return True
+        va, vb = self.label_vectors([a, b])
+        return float(va @ vb) >= SAME_KIND_MIN or self.lexicon.related(a).get(b, 0.0) >= EXPANSION_MIN
 
     def lexicon_expansion(self, phrase: str, labels: dict[str, float]) -> str:
         """The memory label the lexicon relates most strongly to a phrase that is not itself a
