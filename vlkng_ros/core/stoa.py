@@ -26,6 +26,7 @@ import numpy as np
 
 from .config import VlkngConfig
 from .geometry import MIN_RANGE_M, RayAccumulator, fuse, ray_for
+from .lexicon import make_lexicon
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose, Relation
@@ -37,6 +38,7 @@ log = logging.getLogger("vlkng.stoa")
 # semantics carry more weight there.
 WEIGHTS_SAME_TOUR = (0.2, 0.1, 0.7)
 WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
+LEXICON_SAME_KIND = 0.76  # lexicon strength (synonym or kind-of) that counts as the same label for consolidation
 LABEL_GATE = 0.55  # below this label similarity (and weak text similarity) two objects never match
 TEXT_GATE = 0.75
 POSITION_NOISE_M2 = 0.1
@@ -110,6 +112,7 @@ class StoaMerger:
         self.llm = llm
         self._cameras: dict[str, CameraModel] = {}
         self._emb = _EmbeddingCache(lambda ts: memory.text_embedder.embed_texts(ts))
+        self._lexicon = make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir)
         self.llm_usage = LLMUsage()
 
     # ----------------------------------------------------------------------------------------
@@ -217,7 +220,11 @@ class StoaMerger:
         if n.obj.label.lower() in labels:
             s_label = 1.0
         else:
-            s_label = max(float(n.label_vec @ v) for v in self._emb.get(labels))
+            # a VLM names one object differently across chunks ("settee", "sofa", "seat"): the
+            # embedding, or the lexicon where it knows the words better (synonym, kind of)
+            related = self._lexicon.related(n.obj.label.lower())
+            s_label = max(max(float(n.label_vec @ v), related.get(lab, 0.0))
+                          for lab, v in zip(labels, self._emb.get(labels)))
         s_text = float(n.vec @ self._emb.get([c.text()])[0])
         if s_label < LABEL_GATE and s_text < TEXT_GATE:
             return 0.0
@@ -361,7 +368,8 @@ class StoaMerger:
                     continue
                 c_labels = {x.lower() for x in [c.label, *c.labels_seen]}
                 if not (u_labels & c_labels) and float(
-                        self._emb.get([u.label.lower()])[0] @ self._emb.get([c.label.lower()])[0]) < 0.8:
+                        self._emb.get([u.label.lower()])[0] @ self._emb.get([c.label.lower()])[0]) < 0.8 \
+                        and self._lexicon.related(u.label.lower()).get(c.label.lower(), 0.0) < LEXICON_SAME_KIND:
                     continue
                 if u_frames & set(c.frames):
                     continue  # seen together: two objects

@@ -32,7 +32,7 @@ class AskEngine:
         self.memory = memory
         self.cfg = cfg
         self.llm = llm
-        self._labels = LabelIndex(memory, make_lexicon(cfg.ask.lexicon, cfg.ask.wordnet_dir))  # shared caches: label/text vectors, keyframe places
+        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir))  # shared caches: label/text vectors, keyframe places
         self._tours = TourIndex(memory)
         self._retrievers = {"ger": Retriever(memory, cfg.ask, True, self._labels, self._tours),
                             "gr": Retriever(memory, cfg.ask, False, self._labels, self._tours)}
