@@ -112,8 +112,8 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
-    goal_standoff_m: float = _f(0.3, "Goal pose: this far from the object's estimated centre, facing it, on the "
-                                     "side it was seen from (a pose Nav2 can reach; the planner's tolerance does the rest).")
+    goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
+                                      "seen from, facing it (the planner's goal tolerance finds the free spot).")
 
 
 @dataclass

@@ -191,7 +191,7 @@ def merged_position(sub: Subgraph, target_id: str) -> tuple[float, float] | None
 
 
 def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str,
-              standoff_m: float = 0.3) -> tuple[Pose | None, str]:
+              standoff_m: float = 0.15) -> tuple[Pose | None, str]:
     """Face the target from ``standoff_m`` (ask.goal_standoff_m) toward where it was seen from;
     else the best frame's pose; else none."""
     node = sub.objects.get(target_id)
