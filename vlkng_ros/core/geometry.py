@@ -34,10 +34,14 @@ class Ray:
     weight: float = 1.0
 
 
+def cut_by_border(bbox: BBox, camera: CameraModel) -> bool:
+    """The box touches the left or right image border: the object goes on beyond it."""
+    return bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
+
+
 def ray_for(pose: Pose, bbox: BBox, camera: CameraModel) -> Ray:
     u = (bbox[0] + bbox[2]) / 2.0
-    cut = bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
-    return Ray((pose.x, pose.y), pose.yaw + camera.bearing(u), BORDER_WEIGHT if cut else 1.0)
+    return Ray((pose.x, pose.y), pose.yaw + camera.bearing(u), BORDER_WEIGHT if cut_by_border(bbox, camera) else 1.0)
 
 
 class RayAccumulator:

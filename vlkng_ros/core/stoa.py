@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from .config import VlkngConfig
-from .geometry import MIN_RANGE_M, RayAccumulator, fuse, ray_for
+from .geometry import MIN_RANGE_M, RayAccumulator, cut_by_border, fuse, ray_for
 from .lexicon import make_lexicon
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
@@ -384,7 +384,7 @@ class StoaMerger:
                     if math.dist(u.position, c.position) ** 2 > 2.0 * sigma2 * CONSOLIDATE_SIGMAS:
                         continue
                 elif other_color or not c.ray_stats or RayAccumulator(c.ray_stats).residual_at(u.position) > (
-                        0.3 + 0.35 * extent) ** 2 or not self._size_consistent(c, u.position, extent):
+                        0.3 + 0.35 * extent) ** 2 or not self._size_consistent(c, u.position, extent, ignore_cut=True):
                     continue  # c's range was never pinned down: its bearings must point at u,
                     # and its boxes must have the size u would have from there
                 u = _absorb(u, c)
@@ -400,10 +400,13 @@ class StoaMerger:
         moved_relations = [r for r in moved_relations if r.subject not in removed and r.object not in removed]
         return out, moved_relations, removed
 
-    def _size_consistent(self, c: ObjectNode, point: tuple[float, float], extent_m: float) -> bool:
+    def _size_consistent(self, c: ObjectNode, point: tuple[float, float], extent_m: float,
+                         ignore_cut: bool = False) -> bool:
         """Would ``c``'s boxes have their pixel widths if ``c`` stood at ``point``? Bearings alone
         cannot tell how far along its rays a poorly-ranged object is; apparent size can: an
-        object of width ``extent_m`` at ``point`` must look that wide from where ``c`` was seen."""
+        object of width ``extent_m`` at ``point`` must look that wide from where ``c`` was seen.
+        ``ignore_cut``: skip sightings cut by the image border (consolidation: a big object's
+        centre may lie outside the image that shows part of it; per-chunk matching keeps them)."""
         if extent_m <= 0.0:
             return False
         implied = []
@@ -412,6 +415,8 @@ class StoaMerger:
             if kf is None or kf.pose is None:
                 continue
             cam = self.camera_for(ob.tour_id, kf.width, kf.height)
+            if ignore_cut and cut_by_border(ob.bbox, cam):
+                continue  # part of it is out of the image: its centre may be too, its width is cut
             if not _in_view(point, [(kf.pose, cam)]):
                 return False  # behind or beside that camera: c was not there
             implied.append(_angular_width(cam, ob.bbox) * math.dist((kf.pose.x, kf.pose.y), point))

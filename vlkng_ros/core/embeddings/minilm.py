@@ -25,7 +25,10 @@ class MiniLMEmbedder(TextEmbedder):
     def __init__(self, model_path: str | None = None, device: str = "cpu", batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local; never reach out
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        # a progress bar per model load is noise in CLI output and ROS logs (the load takes <1 s)
+        hf_logging.disable_progress_bar()
         self.model_path = model_path or minilm_model_path()
         self.batch_size = batch_size
         self._model = SentenceTransformer(self.model_path, device=device)
