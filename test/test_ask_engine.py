@@ -131,3 +131,34 @@ def test_ger_finds_what_only_embeddings_can(tmp_path):
         assert not gr.found and gr.frames == []
     finally:
         mem.close()
+
+
+@pytest.mark.parametrize("question,target,relations", [
+    ("Where can I sit to put on my shoes?", "sit put on shoes", []),      # "put on": a verb, not "on the shoes"
+    ("Where can I sit and work on my computer?", "sit work on computer", []),
+    ("Where can I wash my hands in the bathroom?", "wash hands", []),     # the place stays a place
+    ("Where can I find the green plant in the hallway?", "plant", []),    # finding a thing: not an activity
+    ("What did I put on the table?", "put", [("on", "table")]),           # a relation where it is one
+])
+def test_activity_questions_keep_their_verb_particles(question, target, relations):
+    from vlkng_ros.core.ask.query import parse_offline
+
+    pq = parse_offline(question)
+    assert pq.target == target and [(r.predicate, r.ref) for r in pq.relations] == relations
+
+
+def test_activity_with_a_particle_finds_the_object_for_it(tmp_path):
+    from test_ask_support import add_objects, make_memory
+
+    mem = make_memory(tmp_path)
+    add_objects(mem, [
+        {"id": "o-bench", "label": "bench", "description": "a wooden bench", "position": (1.0, 0.0),
+         "seen": [5, 6, 7], "affordances": ["sit on", "put on shoes at"]},
+        {"id": "o-chair", "label": "chair", "description": "a plastic chair", "position": (6.0, 2.0),
+         "seen": [20, 21, 22], "affordances": ["sit on"]},
+        {"id": "o-rack", "label": "shoe rack", "description": "a metal shoe rack", "position": (1.5, 0.5),
+         "seen": [8, 9], "affordances": ["store shoes on"]},
+    ])
+    res = AskEngine(mem, mem.cfg).ask(AskRequest("Where can I sit to put on my shoes?"))
+    mem.close()
+    assert res.found and res.target_object_id == "o-bench"

@@ -24,6 +24,7 @@ RELATION_PREDICATES = [
     "left of", "right of", "underneath", "beneath", "behind", "beside", "near", "under",
     "above", "below", "inside", "against", "by", "on", "in", "at",
 ]
+SINGLE_WORD_PREDICATES = {p for p in RELATION_PREDICATES if " " not in p}
 PREDICATE_CANON = {"on top of": "on", "beneath": "under", "underneath": "under", "below": "under",
                    "beside": "next to", "by": "next to", "close to": "near", "inside": "in"}
 TIME_CUES = {
@@ -51,6 +52,9 @@ way while during then than so if else right exactly time times colour color made
 """.split())
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# "Where can I sit to put on my shoes?": a question for a place to DO something. Its words after
+# the subject are one activity ("put on", "work on" are verbs with particles, not relations).
+ACTIVITY_RE = re.compile(r"^\s*where\s+(?:can|could|should|would|might|do)\s+(?:i|we)\s+(.+)$", re.I)
 OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)
 
 
@@ -212,6 +216,16 @@ def parse_offline(question: str) -> ParsedQuery:
         pq.target = content_text(question)
     # "where did I see a mug on the table": if head had no entity, the first relation ref
     # remains a reference, and the answer is whatever stands in that relation to it.
+    activity = ACTIVITY_RE.match(question)
+    if activity and not pq.time:
+        verb = next(iter(words(activity.group(1))), "")
+        if verb and verb not in FUNCTION_WORDS:  # "where can I find/see X" asks for X itself
+            phrase, attrs, places = _phrase(words(activity.group(1)))
+            toks = phrase.split()
+            while toks and toks[-1] in SINGLE_WORD_PREDICATES:  # "wash hands in [the bathroom]"
+                toks.pop()
+            pq.target, pq.attributes, pq.relations = " ".join(toks) or pq.target, attrs, []
+            pq.places = [p for p in places if p != "room"] or pq.places
     pq.entities = [e for e in [pq.target] + [r.ref for r in pq.relations] + [t.ref for t in pq.time]
                    if e]
     pq.entities = list(dict.fromkeys(pq.entities))
