@@ -162,3 +162,22 @@ def test_activity_with_a_particle_finds_the_object_for_it(tmp_path):
     res = AskEngine(mem, mem.cfg).ask(AskRequest("Where can I sit to put on my shoes?"))
     mem.close()
     assert res.found and res.target_object_id == "o-bench"
+
+
+def test_first_saw_question_leads_with_the_first_visit():
+    """"When did I first see the plant?": a frame of the plant's first visit ranks first even
+    when a later, clearer view scores higher; the other frames keep their order."""
+    from vlkng_ros.core.ask.answer import FrameScore, visit_first
+    from vlkng_ros.core.ask.query import parse_offline
+    from vlkng_ros.core.model import ObjectNode, Observation
+
+    sightings = [1, 2, 3, 60, 61, 62]  # seconds: a first visit, then a second one a minute later
+    node = ObjectNode("o-plant", "plant", observations=[
+        Observation("home", s * SEC, (10, 10, 50, 50), "c", "o1") for s in sightings])
+    scored = [FrameScore("home", s * SEC, score, ["o-plant"]) for s, score in
+              [(61, 0.9), (62, 0.8), (2, 0.5), (60, 0.4), (1, 0.3)]]
+    first = visit_first(scored, node, parse_offline("Where was I when I first saw the plant?"))
+    assert [f.stamp_ns // SEC for f in first] == [2, 61, 62, 60, 1]
+    last = visit_first(scored, node, parse_offline("Where did I last see the plant?"))
+    assert [f.stamp_ns // SEC for f in last] == [61, 62, 2, 60, 1]  # already led by the last visit
+    assert visit_first(scored, node, parse_offline("Where is the plant?")) == scored

@@ -103,6 +103,19 @@ def shown_first(scored: list[FrameScore], shown: set[int]) -> list[FrameScore]:
     return sorted(scored, key=lambda f: (f.stamp_ns not in shown, -f.score, f.stamp_ns))
 
 
+def visit_first(scored: list[FrameScore], node, pq: ParsedQuery) -> list[FrameScore]:
+    """"When did I first see X": the best frame of X's first (last) visit leads; the rest keep
+    their order (other candidates stay as alternatives in the top k)."""
+    cues = {t.cue for t in pq.time} & {"first", "last"}
+    if len(cues) != 1:
+        return scored
+    visit = _visit_bounds(sorted(node.observations, key=lambda o: o.stamp_ns), next(iter(cues)))
+    if visit is None:
+        return scored
+    lead = next((i for i, f in enumerate(scored) if visit[0] <= f.stamp_ns <= visit[1] and node.id in f.object_ids), 0)
+    return [scored[lead]] + scored[:lead] + scored[lead + 1:]
+
+
 def support(node) -> float:
     """How well the memory knows where an object is: sightings over position variance."""
     return len(node.observations) / max(float(node.position_var or 0.0), MIN_POSITION_VAR) if node.position else 0.0

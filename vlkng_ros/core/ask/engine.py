@@ -15,7 +15,7 @@ from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
 from .answer import (FrameScore, evidence, goal_pose, goal_target,
-                     llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first)
+                     llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
@@ -109,6 +109,8 @@ class AskEngine:
             targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
             found = True
             scored = rank_frames(sub, pq, self._image_size, floor)
+        if time_rivals and scored and targets and not about:
+            scored = visit_first(scored, sub.objects[targets[0]], pq)
         if ctx.shown and scored:
             scored = shown_first(scored, ctx.shown)
         target_id = targets[0] if targets else ""
