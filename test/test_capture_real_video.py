@@ -3,29 +3,19 @@ read from ../shared/data, never copied here): what a robot's camera gives, not r
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import cv2
 import numpy as np
 import pytest
 
+from shared_data import shared_data_dir
 from vlkng_ros.core.capture import KeyframeSelector, decode_image, encode_jpeg
 from vlkng_ros.core.config import CaptureConfig
 
 NS = 1_000_000_000
 
 
-def _video() -> Path | None:
-    for c in [os.environ.get("VLKNG_SHARED_DATA", ""), Path(__file__).resolve().parents[2] / "shared" / "data",
-              Path("/work/shared/data")]:
-        p = Path(c) / "openeqa" / "open-eqa-hm3d-demo.mp4" if c else None
-        if p is not None and p.is_file():
-            return p
-    return None
-
-
-VIDEO = _video()
+DATA = shared_data_dir("openeqa/open-eqa-hm3d-demo.mp4")
+VIDEO = DATA / "openeqa" / "open-eqa-hm3d-demo.mp4" if DATA else None
 pytestmark = pytest.mark.skipif(VIDEO is None, reason="the shared demo video is not on this machine")
 
 

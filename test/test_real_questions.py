@@ -6,26 +6,17 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-from pathlib import Path
 
 import pytest
 
+from shared_data import shared_data_dir
 from test_ask_support import KITCHEN, KITCHEN_RELS, add_objects, make_memory
 from vlkng_ros.core.ask.engine import AskEngine
 from vlkng_ros.core.ask.query import parse_offline
 from vlkng_ros.core.ask.types import AskRequest
 
 
-def _data_dir() -> Path | None:
-    for c in [os.environ.get("VLKNG_SHARED_DATA", ""), Path(__file__).resolve().parents[2] / "shared" / "data",
-              Path("/work/shared/data")]:
-        if c and (Path(c) / "openeqa" / "open-eqa-v0.json").is_file():
-            return Path(c)
-    return None
-
-
-DATA = _data_dir()
+DATA = shared_data_dir("openeqa/open-eqa-v0.json")
 pytestmark = pytest.mark.skipif(DATA is None, reason="shared question sets not on this machine")
 
 

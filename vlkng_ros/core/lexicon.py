@@ -32,6 +32,9 @@ SYNONYM_STRENGTH = 0.9  # a lemma of one of the term's senses
 HYPERNYM_STRENGTH = 0.8  # the term is a kind of it ("washbasin" -> "sink")
 HYPONYM_STRENGTH = 0.75  # it is a kind of the term ("seat" -> "bench")
 SECONDARY_NAME_SHARE = 0.95  # a sense whose synset is headed by another word ("settle, settee") counts less
+# weakest strength of "a name for it, or a kind of it" (synonym or hypernym, even of a secondary
+# sense); hyponyms stay below: "seat" is not one particular kind of seat
+KIND_OF_MIN = SECONDARY_NAME_SHARE * HYPERNYM_STRENGTH
 MAX_SENSES = 4  # rare senses of a word ("chair" = professorship) add noise, not recall
 MAX_RELATED = 256  # cap on lemmas returned per term (a general word has hundreds of hyponyms)
 HYPERNYM_POINTERS = ("@", "@i")
@@ -53,13 +56,17 @@ class NoLexicon:
         return {}
 
 
+def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
+    """Does the lexicon call ``other`` a name for ``term`` or what ``term`` is a kind of?"""
+    return lexicon.related(term).get(other, 0.0) >= KIND_OF_MIN
+
+
 @dataclass(frozen=True)
 class Synset:
     offset: int
     lemmas: tuple[str, ...]  # spaces, lower case
     hypernyms: tuple[int, ...]
     hyponyms: tuple[int, ...]
-    gloss: str
 
 
 def _lemma_key(text: str) -> str:
@@ -147,7 +154,7 @@ class WordNetLexicon:
             with open(self.root / "data.noun", "rb") as fh:
                 fh.seek(self._positions[offset])
                 line = fh.readline().decode("latin-1")
-            head, _, gloss = line.partition(" | ")
+            head = line.partition(" | ")[0]
             f = head.split()
             n_words = int(f[3], 16)
             lemmas = tuple(_lemma_text(f[4 + 2 * i]) for i in range(n_words))
@@ -162,7 +169,7 @@ class WordNetLexicon:
                     hyper.append(int(target))
                 elif symbol in HYPONYM_POINTERS:
                     hypo.append(int(target))
-            hit = Synset(offset, lemmas, tuple(hyper), tuple(hypo), gloss.strip())
+            hit = Synset(offset, lemmas, tuple(hyper), tuple(hypo))
             if len(self._synsets) > 50_000:
                 self._synsets.clear()
             self._synsets[offset] = hit
@@ -220,10 +227,6 @@ class WordNetLexicon:
                 self._related.clear()
             self._related[key] = out
             return out
-
-    def warm_up(self) -> None:
-        with self._lock:
-            self._load_index()
 
 
 _LEXICONS: dict[tuple[str, str], Lexicon] = {}

@@ -26,7 +26,7 @@ import numpy as np
 
 from .config import VlkngConfig
 from .geometry import MIN_RANGE_M, RayAccumulator, cut_by_border, fuse, ray_for
-from .lexicon import make_lexicon
+from .lexicon import is_kind_of, make_lexicon
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose, Relation
@@ -38,7 +38,6 @@ log = logging.getLogger("vlkng.stoa")
 # semantics carry more weight there.
 WEIGHTS_SAME_TOUR = (0.2, 0.1, 0.7)
 WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
-LEXICON_SAME_KIND = 0.76  # lexicon strength (synonym or kind-of) that counts as the same label for consolidation
 LABEL_GATE = 0.55  # below this label similarity (and weak text similarity) two objects never match
 TEXT_GATE = 0.75
 POSITION_NOISE_M2 = 0.1
@@ -369,7 +368,7 @@ class StoaMerger:
                 c_labels = {x.lower() for x in [c.label, *c.labels_seen]}
                 if not (u_labels & c_labels) and float(
                         self._emb.get([u.label.lower()])[0] @ self._emb.get([c.label.lower()])[0]) < 0.8 \
-                        and self._lexicon.related(u.label.lower()).get(c.label.lower(), 0.0) < LEXICON_SAME_KIND:
+                        and not is_kind_of(self._lexicon, u.label.lower(), c.label.lower()):
                     continue
                 if u_frames & set(c.frames):
                     continue  # seen together: two objects

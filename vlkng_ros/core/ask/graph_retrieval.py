@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import Lexicon, NoLexicon
+from ..lexicon import KIND_OF_MIN, Lexicon, NoLexicon, is_kind_of
 from ..model import ObjectNode, Relation
 from .query import ParsedQuery, singular, words
 
@@ -41,7 +41,6 @@ MAX_EXPAND_FRAMES = 12
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
 SAME_KIND_MIN = 0.7  # label cosine above which two labels may name one object (first/last-seen rivals)
-EXPANSION_MIN = 0.76  # lexicon synonyms and hypernyms (not hyponyms) expand the vector search
 LEXICON_EMBED_TIEBREAK = 0.1  # among lexicon-related labels, embedding similarity breaks ties
 
 
@@ -226,7 +225,7 @@ class LabelIndex:
         if a == b:
             return True
         va, vb = self.label_vectors([a, b])
-        return float(va @ vb) >= SAME_KIND_MIN or self.lexicon.related(a).get(b, 0.0) >= EXPANSION_MIN
+        return float(va @ vb) >= SAME_KIND_MIN or is_kind_of(self.lexicon, a, b)
 
     def lexicon_expansion(self, phrase: str, labels: dict[str, float]) -> str:
         """The memory label the lexicon relates most strongly to a phrase that is not itself a
@@ -237,7 +236,7 @@ class LabelIndex:
         # the whole phrase only (a compound's head says less), and only what the phrase IS
         # (synonym, kind of): "seat" must not be searched as one arbitrary kind of seat
         related = self.lexicon.related(phrase)
-        known = [lab for lab in labels if EXPANSION_MIN <= related.get(lab, 0.0) < 1.0 and lab in vocab]
+        known = [lab for lab in labels if KIND_OF_MIN <= related.get(lab, 0.0) < 1.0 and lab in vocab]
         return max(known, key=lambda lab: (labels[lab], lab), default="")
 
     def lexical_relations(self, phrase: str) -> dict[str, float]:

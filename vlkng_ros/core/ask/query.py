@@ -214,8 +214,6 @@ def parse_offline(question: str) -> ParsedQuery:
     timed_place = any(t.place for t in pq.time)
     if not pq.target and not pq.relations and not pq.places and not timed_place:
         pq.target = content_text(question)
-    # "where did I see a mug on the table": if head had no entity, the first relation ref
-    # remains a reference, and the answer is whatever stands in that relation to it.
     activity = ACTIVITY_RE.match(question)
     if activity and not pq.time:
         verb = next(iter(words(activity.group(1))), "")
@@ -226,6 +224,8 @@ def parse_offline(question: str) -> ParsedQuery:
                 toks.pop()
             pq.target, pq.attributes, pq.relations = " ".join(toks) or pq.target, attrs, []
             pq.places = [p for p in places if p != "room"] or pq.places
+    # "where did I see a mug on the table": if head had no entity, the first relation ref
+    # remains a reference, and the answer is whatever stands in that relation to it.
     pq.entities = [e for e in [pq.target] + [r.ref for r in pq.relations] + [t.ref for t in pq.time]
                    if e]
     pq.entities = list(dict.fromkeys(pq.entities))
