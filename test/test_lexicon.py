@@ -144,3 +144,40 @@ def test_without_the_lexicon_the_rare_word_is_not_found(home):
     finally:
         cfg.embeddings.lexicon = old
     assert res.target_object_id != "o-sink" or not res.found
+
+
+@pytest.fixture(scope="module")
+def kitchen(tmp_path_factory):
+    mem = make_memory(tmp_path_factory.mktemp("lexkitchen"))
+    add_objects(mem, [
+        {"id": "o-fridge", "label": "fridge", "description": "a white metal fridge", "position": (0.5, 3.0),
+         "seen": [5, 6, 7], "affordances": ["keep food cold", "store drinks"]},
+        {"id": "o-table", "label": "table", "description": "a brown wood table", "position": (2.5, 4.0),
+         "seen": [10, 11, 12, 13], "affordances": ["eat at", "put things on"]},
+        {"id": "o-counter", "label": "counter", "description": "a gray stone counter", "position": (1.0, 5.5),
+         "seen": [15, 16, 17], "affordances": ["prepare food on", "put things on"]},
+        {"id": "o-mug", "label": "mug", "description": "a red ceramic mug", "position": (2.4, 4.1),
+         "seen": [11, 12], "affordances": ["drink from", "hold"]},
+    ], [("o-mug", "on", "o-table")])
+    yield mem
+    mem.close()
+
+
+def test_an_activity_on_an_instance_finds_the_affordance_for_its_kind(kitchen):
+    """"Put the milk": milk is a drink (WordNet), the fridge is for storing drinks. The embedder
+    alone matches the verb: "put things on" (table, counter) wins without the lexicon."""
+    engine = AskEngine(kitchen, kitchen.cfg)
+    engine._labels.vocabulary()
+    assert engine._labels.kind_variants("put milk") == ["put drinks"]
+    res = engine.ask(AskRequest("Where should I put the milk?"))
+    assert res.found and res.target_object_id == "o-fridge"
+    # the kind variant does not pull a question about drinking from the mug to the fridge
+    assert engine.ask(AskRequest("Where did I see something I could drink coffee from?")).target_object_id == "o-mug"
+    cfg = kitchen.cfg
+    old = cfg.embeddings.lexicon
+    cfg.embeddings.lexicon = "none"
+    try:
+        res = AskEngine(kitchen, cfg).ask(AskRequest("Where should I put the milk?"))
+    finally:
+        cfg.embeddings.lexicon = old
+    assert res.target_object_id != "o-fridge"

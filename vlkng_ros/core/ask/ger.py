@@ -99,7 +99,7 @@ class Retriever:
                                         LABEL_LOOKUP_LIMIT, self.tours)
         rankings = [lab_rank]
         if with_attrs:  # what the thing is for: a graph attribute, so GR uses it too
-            rankings.append(self.labels.affordance_ranking(vec))
+            rankings.append(self.labels.affordance_ranking(vec, phrase))
         if self.use_vectors:
             rankings.append(vector_ranking(self.memory, self.memory.text_collection, vec,
                                            self.cfg.vector_k, hits))

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..lexicon import KIND_OF_MIN, Lexicon, NoLexicon, is_kind_of
 from ..model import ObjectNode, Relation
-from .query import ParsedQuery, singular, words
+from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
 
 if TYPE_CHECKING:
     from ..config import AskConfig
@@ -41,7 +41,8 @@ MAX_EXPAND_FRAMES = 12
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
 SAME_KIND_MIN = 0.7  # label cosine above which two labels may name one object (first/last-seen rivals)
-LEXICON_EMBED_TIEBREAK = 0.1  # among lexicon-related labels, embedding similarity breaks ties
+LEXICON_EMBED_TIEBREAK = 0.1
+MAX_KIND_VARIANTS = 8  # rewritten activity phrases compared with the affordances, at most  # among lexicon-related labels, embedding similarity breaks ties
 
 
 def relevance_floor(embedder_name: str) -> float:
@@ -110,6 +111,7 @@ class LabelIndex:
         self._affordances: dict[str, list[str]] = {}  # affordance text -> object ids
         self._aff_texts: list[str] = []
         self._aff_mat: np.ndarray | None = None
+        self._aff_nouns: set[str] = set()  # the words affordances are about ("drinks" of "store drinks")
         self._lock = threading.Lock()
 
     def vocabulary(self) -> tuple[list[str], np.ndarray | None]:
@@ -134,20 +136,26 @@ class LabelIndex:
                 self._vocab_mat = self.label_vectors(self._vocab) if self._vocab else None
                 self._aff_texts = sorted(affordances)
                 self._affordances = affordances
+                self._aff_nouns = {w for text in self._aff_texts for w in affordance_objects(text)}
                 self._aff_mat = self.label_vectors(self._aff_texts) if self._aff_texts else None
                 self._vocab_key = (n, now)
             return self._vocab, self._vocab_mat
 
-    def affordance_ranking(self, phrase_vec: np.ndarray) -> Ranked:
+    def affordance_ranking(self, phrase_vec: np.ndarray, phrase: str = "") -> Ranked:
         """Objects by what they are for: the question's phrase ("fry some eggs", "lie down for
         a bit") against the distinct affordance texts in memory ("cook on", "lie down on"),
         embedded once per vocabulary refresh. Affordances close to the best one count; each
-        object gets the similarity of its best matching affordance."""
+        object gets the similarity of its best matching affordance. The phrase's kind variants
+        (``kind_variants``: "put milk" -> "put drinks") are compared too, each affordance keeping
+        its best similarity over the phrase and its variants."""
         self.vocabulary()
         ranked = Ranked()
         if self._aff_mat is None:
             return ranked
         sims = self._aff_mat @ phrase_vec
+        variants = self.kind_variants(phrase) if phrase else []
+        if variants:
+            sims = np.maximum(sims, (self._aff_mat @ self.embed(variants).T).max(axis=1))
         best = float(sims.max())
         if best < AFFORDANCE_MIN:
             return ranked
@@ -169,6 +177,25 @@ class LabelIndex:
         for oid, sim in extra.items():
             ranked.relevance[oid] += AFFORDANCE_EXTRA_WEIGHT * sim
         return ranked.sorted()
+
+    def kind_variants(self, phrase: str) -> list[str]:
+        """"Where should I put the milk?": affordances speak of kinds ("store drinks", "keep food
+        cold"), questions of instances. For an activity phrase (a verb, then what it acts on),
+        each word the lexicon says is a kind of a word some affordance is about is replaced by
+        that word: "put milk" -> "put drinks" (milk is a drink). The verb (first word) and
+        single-word phrases are left alone ("the milk" alone is not an activity)."""
+        toks = words(phrase)
+        out: list[str] = []
+        for i, tok in enumerate(toks[1:], 1):
+            if tok in FUNCTION_WORDS or tok in SINGLE_WORD_PREDICATES:
+                continue
+            related = self.lexicon.related(tok)
+            for noun in sorted(self._aff_nouns):
+                if singular(noun) == singular(tok):
+                    continue
+                if max(related.get(noun, 0.0), related.get(singular(noun), 0.0)) >= KIND_OF_MIN:
+                    out.append(" ".join(toks[:i] + [noun] + toks[i + 1:]))
+        return out[:MAX_KIND_VARIANTS]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.memory.text_embedder.embed_texts(texts)
@@ -249,6 +276,13 @@ class LabelIndex:
                     continue
                 related[lab] = max(related.get(lab, 0.0), LEXICON_HEAD_SHARE * min(strength, 0.9))
         return related
+
+
+def affordance_objects(text: str) -> list[str]:
+    """What an affordance text is about: its words after the verb, without function words and
+    prepositions ("store drinks" -> ["drinks"], "put things on" -> [], "keep food cold" ->
+    ["food", "cold"])."""
+    return [w for w in words(text)[1:] if w not in FUNCTION_WORDS and w not in SINGLE_WORD_PREDICATES]
 
 
 def label_ranking(memory: "Memory", labels: dict[str, float], pq: ParsedQuery,
