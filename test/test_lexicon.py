@@ -135,14 +135,18 @@ def test_relation_to_a_lexicon_word(home):
     assert res.choice == "B" and res.target_object_id == "o-soap"
 
 
-def test_without_the_lexicon_the_rare_word_is_not_found(home):
-    cfg = home.cfg
+def ask_without_lexicon(mem, question: str):
+    cfg = mem.cfg
     old = cfg.embeddings.lexicon
     cfg.embeddings.lexicon = "none"
     try:
-        res = AskEngine(home, cfg).ask(AskRequest("Where was the washbasin?"))
+        return AskEngine(mem, cfg).ask(AskRequest(question))
     finally:
         cfg.embeddings.lexicon = old
+
+
+def test_without_the_lexicon_the_rare_word_is_not_found(home):
+    res = ask_without_lexicon(home, "Where was the washbasin?")
     assert res.target_object_id != "o-sink" or not res.found
 
 
@@ -173,11 +177,4 @@ def test_an_activity_on_an_instance_finds_the_affordance_for_its_kind(kitchen):
     assert res.found and res.target_object_id == "o-fridge"
     # the kind variant does not pull a question about drinking from the mug to the fridge
     assert engine.ask(AskRequest("Where did I see something I could drink coffee from?")).target_object_id == "o-mug"
-    cfg = kitchen.cfg
-    old = cfg.embeddings.lexicon
-    cfg.embeddings.lexicon = "none"
-    try:
-        res = AskEngine(kitchen, cfg).ask(AskRequest("Where should I put the milk?"))
-    finally:
-        cfg.embeddings.lexicon = old
-    assert res.target_object_id != "o-fridge"
+    assert ask_without_lexicon(kitchen, "Where should I put the milk?").target_object_id != "o-fridge"
