@@ -111,6 +111,24 @@ def test_triangulation_recovers_a_point_from_bearings():
     assert var < 0.3
 
 
+def test_bearings_of_border_cut_boxes_vouch_for_less():
+    """The same bearings from boxes cut by the image border (centres biased toward the image)
+    give the same point but a larger variance: their agreement proves less."""
+    cam = CameraModel.from_hfov(640, 480, 90.0)
+    poses = [Pose.from_xy_yaw(0.5 * i, 0.0, 0.6 - 0.15 * i) for i in range(5)]
+    target = (3.0, 2.0)
+
+    def box(pose: Pose, cut: bool) -> tuple[float, float, float, float]:
+        bearing = math.atan2(target[1] - pose.y, target[0] - pose.x) - pose.yaw
+        u = cam.cx - cam.fx * math.tan(bearing)
+        return (0.0 if cut else u - 20.0, 200.0, 2 * u if cut else u + 20.0, 260.0)
+
+    (p_whole, v_whole) = triangulate([ray_for(p, box(p, False), cam) for p in poses])
+    (p_cut, v_cut) = triangulate([ray_for(p, box(p, True), cam) for p in poses])
+    assert math.dist(p_whole, p_cut) < 0.15  # same bearings, about the same point (the range prior weighs more)
+    assert v_cut > 3.0 * v_whole
+
+
 def test_triangulation_single_view_uses_range_prior():
     (px, py), var = triangulate([Ray((0.0, 0.0), 0.0)])
     assert px == pytest.approx(2.5, abs=0.01) and py == pytest.approx(0.0, abs=1e-6)

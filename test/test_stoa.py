@@ -73,6 +73,23 @@ def test_same_object_across_chunks_is_one_node_and_neighbours_stay_apart(memory)
     assert memory.graph.count_objects() == 2
 
 
+def test_two_objects_whose_bearings_cross_behind_the_viewer_stay_two(memory):
+    """Shelf A is seen far off from one spot, so its range is unknown; later shelf B is seen
+    from elsewhere. Their bearing lines cross at a point that would be BEHIND B's camera: one
+    object there is impossible, so B is a new node even though label, colour and the loose
+    range of A would allow the match."""
+    merger = StoaMerger(memory, memory.cfg)
+    shelf = {"color": "brown"}
+    looking_south = [Pose.from_xy_yaw(6.6 + 0.1 * i, 3.2 - 0.2 * i, -1.2) for i in range(3)]
+    first = merger.merge(chunk_seeing(memory, "t", 0, looking_south, {"a": ("shelf", (6.8, -4.3), shelf)}))
+    a = memory.graph.get_objects([first.created[0]])[0]
+    assert a.position_var > 0.3  # seen from one spot, far away: range loose
+    looking_west = [Pose.from_xy_yaw(5.2 - 0.25 * i, 1.0, 3.1) for i in range(2)]
+    second = merger.merge(chunk_seeing(memory, "t", 20, looking_west, {"b": ("shelf", (0.2, 3.4), shelf)}))
+    assert second.created and not second.matched
+    assert memory.graph.count_objects() == 2
+
+
 def test_shortlist_is_bounded_whatever_the_graph_size(memory):
     merger = StoaMerger(memory, memory.cfg)
     for k in range(12):  # 12 chunks of 5 distinct mugs each, spread along a corridor

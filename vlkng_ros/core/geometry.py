@@ -97,6 +97,9 @@ class RayAccumulator:
         eig = float(np.linalg.eigvalsh(self.a)[0]) / max(self.prior_w, 1e-9)
         # eig ~0.5 for well-spread views, ~0 for parallel rays (then only the prior holds it)
         var = max(MIN_PERP_VAR, resid) / max(eig, 1e-3) / max(self.prior_w, 1.0) ** 0.5
+        # rays of boxes cut by the border agree with each other yet miss the object (their
+        # centres move with the cut): their consistency vouches for less
+        var *= self.n / max(self.prior_w, 1e-9)
         return (float(xy[0]), float(xy[1])), float(min(2.0, max(0.02, var)))
 
 

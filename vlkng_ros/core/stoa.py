@@ -247,6 +247,12 @@ class StoaMerger:
         reliable = (c.position_var or 9.0) <= CONSOLIDATE_MAX_VAR * 2
         if reliable and n.views and not _in_view(c.position, n.views):
             return 0.0  # behind the camera or outside the image where this object was seen
+        if c.ray_stats and n.views:
+            # the point both sets of bearings meet at must lie in front of this chunk's cameras:
+            # rays of two objects always cross somewhere, often behind one of the viewers
+            joint = n.rays.merged(RayAccumulator(c.ray_stats)).solve()
+            if joint is not None and not _in_view(joint[0], n.views, margin_deg=90.0):
+                return 0.0
         resid = n.rays.residual_at(c.position)
         if not reliable and c.ray_stats:
             back = RayAccumulator(c.ray_stats).residual_at(n.position)
