@@ -139,6 +139,9 @@ def test_ger_finds_what_only_embeddings_can(tmp_path):
     ("Where can I wash my hands in the bathroom?", "wash hands", []),     # the place stays a place
     ("Where can I find the green plant in the hallway?", "plant", []),    # finding a thing: not an activity
     ("What did I put on the table?", "put", [("on", "table")]),           # a relation where it is one
+    ("Take me to the easy chair.", "easy chair", []),                     # a command names its target
+    ("Could you take me to the red mug on the table?", "mug", [("on", "table")]),
+    ("Where could I take a nap?", "take nap", []),                        # "take" is not always a command
 ])
 def test_activity_questions_keep_their_verb_particles(question, target, relations):
     from vlkng_ros.core.ask.query import parse_offline

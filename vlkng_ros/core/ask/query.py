@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..intent import parse_intent
 from ..llm.base import LLM, LLMError, LLMUsage
 
 MAX_QUESTION_CHARS = 2000
@@ -151,8 +152,12 @@ def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
 
 
 def parse_offline(question: str) -> ParsedQuery:
-    toks = words(question)
     pq = ParsedQuery(text=question)
+    # "Take me to the easy chair": a command names its target; parse it as "where is" it
+    intent = parse_intent(question)
+    if intent.kind == "goto":
+        question = f"Where is {intent.text}?"
+    toks = words(question)
     # "the second time": an ordinal before "time" counts occurrences, it is not a time cue
     nth = 0
     for i in range(len(toks) - 1):
