@@ -208,3 +208,23 @@ def test_a_synonym_only_the_lexicon_knows_keeps_one_node(memory, lexicon, nodes)
     merger.merge(chunk_seeing(memory, "t", 0, spread_a, {"o1": ("backpack", (6.0, 1.0), {"color": "blue"})}))
     merger.merge(chunk_seeing(memory, "t", 10, spread_b, {"o1": ("rucksack", (6.0, 1.0), {"color": "blue"})}))
     assert memory.graph.count_objects() == nodes
+
+
+def test_a_name_the_object_was_only_sometimes_given_does_not_open_the_gate_for_lookalike_words(tmp_path):
+    """The bench was once called "seat"; a toilet later seen in line with it (its bearings pass
+    over the bench) is "toilet", and MiniLM puts "toilet" near "seat" (toilet seat, 0.57), far
+    from "bench" (0.26). Label similarity that weak must not let space alone merge them."""
+    cfg = VlkngConfig()  # the real MiniLM embedder: its "toilet"/"seat" similarity is the point
+    mem = Memory.open(tmp_path / "mem", cfg)
+    try:
+        merger = StoaMerger(mem, cfg)
+        spread = [Pose.from_xy_yaw(3.0, y, math.atan2(1.0 - y, 3.0)) for y in (-2.0, -0.5, 1.0, 2.5)]
+        merger.merge(chunk_seeing(mem, "t", 0, spread, {"o1": ("bench", (6.0, 1.0), {"color": "gray", "material": "wood"})}))
+        merger.merge(chunk_seeing(mem, "t", 10, spread, {"o1": ("seat", (6.0, 1.0), {"color": "gray", "material": "wood"})}))
+        assert mem.graph.count_objects() == 1  # the synonym joined the bench
+        in_line = [Pose.from_xy_yaw(3.0 - 0.4 * i, 1.0 + 0.05 * i, 0.0) for i in range(4)]
+        merger.merge(chunk_seeing(mem, "t", 20, in_line, {"o1": ("toilet", (4.5, 1.0), {"color": "white", "material": "ceramic"})}))
+        labels = sorted(n.label for n in mem.graph.iter_objects())
+        assert labels == ["bench", "toilet"]
+    finally:
+        mem.close()

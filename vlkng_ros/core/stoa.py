@@ -38,7 +38,7 @@ log = logging.getLogger("vlkng.stoa")
 # semantics carry more weight there.
 WEIGHTS_SAME_TOUR = (0.2, 0.1, 0.7)
 WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
-LABEL_GATE = 0.55  # below this label similarity (and weak text similarity) two objects never match
+LABEL_GATE = 0.6  # below this label similarity (and weak text similarity) two objects never match ("toilet"~"seat" 0.57)
 TEXT_GATE = 0.75
 POSITION_NOISE_M2 = 0.1
 # Consolidation of earlier splits (see StoaMerger._consolidate)
