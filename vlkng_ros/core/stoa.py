@@ -40,6 +40,7 @@ WEIGHTS_SAME_TOUR = (0.2, 0.1, 0.7)
 WEIGHTS_OTHER_TOUR = (0.5, 0.25, 0.25)
 LABEL_GATE = 0.6  # below this label similarity (and weak text similarity) two objects never match ("toilet"~"seat" 0.57)
 TEXT_GATE = 0.75
+IN_FRONT_MARGIN_DEG = 90.0  # _in_view with this margin asks only "in front of the camera at all"
 POSITION_NOISE_M2 = 0.1
 # Consolidation of earlier splits (see StoaMerger._consolidate)
 CONSOLIDATE_MAX_VAR = 0.3
@@ -251,7 +252,7 @@ class StoaMerger:
             # the point both sets of bearings meet at must lie in front of this chunk's cameras:
             # rays of two objects always cross somewhere, often behind one of the viewers
             joint = n.rays.merged(RayAccumulator(c.ray_stats)).solve()
-            if joint is not None and not _in_view(joint[0], n.views, margin_deg=90.0):
+            if joint is not None and not _in_view(joint[0], n.views, margin_deg=IN_FRONT_MARGIN_DEG):
                 return 0.0
         resid = n.rays.residual_at(c.position)
         if not reliable and c.ray_stats:

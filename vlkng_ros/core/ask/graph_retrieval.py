@@ -41,9 +41,9 @@ MAX_EXPAND_FRAMES = 12
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
 SAME_KIND_MIN = 0.7  # label cosine above which two labels may name one object (first/last-seen rivals)
-LEXICON_EMBED_TIEBREAK = 0.1
+LEXICON_EMBED_TIEBREAK = 0.1  # among lexicon-related labels, embedding similarity breaks ties
 OBSERVATION_WEIGHT = 0.04  # x log(1 + sightings): ten tours 0.08 -> 0.04: Acc@1 0.894 -> 0.897, goal 0.878 -> 0.883
-MAX_KIND_VARIANTS = 8  # rewritten activity phrases compared with the affordances, at most  # among lexicon-related labels, embedding similarity breaks ties
+MAX_KIND_VARIANTS = 8  # rewritten activity phrases compared with the affordances, at most
 
 
 def relevance_floor(embedder_name: str) -> float:
