@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from test_ask_support import KITCHEN, KITCHEN_RELS, T0, add_objects, make_memory
@@ -184,3 +186,29 @@ def test_first_saw_question_leads_with_the_first_visit():
     last = visit_first(scored, node, parse_offline("Where did I last see the plant?"))
     assert [f.stamp_ns // SEC for f in last] == [61, 62, 2, 60, 1]  # already led by the last visit
     assert visit_first(scored, node, parse_offline("Where is the plant?")) == scored
+
+
+@pytest.mark.parametrize("related", [True, False])
+def test_what_stands_on_a_loosely_placed_object_pins_its_goal(tmp_path, related):
+    """A TV stand seen from one spot has a loose range (its node sits 2.2 m short of it); the TV
+    seen on it, well triangulated, stands inside its footprint. The goal goes to where the TV
+    says the stand is; without the "on" relation it stays at the stand's own estimate."""
+    from vlkng_ros.core.model import Relation
+
+    mem = make_memory(tmp_path)
+    try:
+        add_objects(mem, [
+            {"id": "o-stand", "label": "tv stand", "description": "a black wood tv stand", "position": (6.5, 3.9),
+             "position_var": 0.85, "seen": [10, 11, 12, 13, 14], "affordances": ["put things on"]},
+            {"id": "o-tv", "label": "tv", "description": "a black tv", "position": (8.4, 5.0),
+             "position_var": 0.05, "seen": [20, 21, 22, 23, 24, 25], "affordances": ["watch shows on"]},
+        ])
+        if related:
+            mem.graph.apply_merge("home#000001", [], [Relation("o-tv", "on", "o-stand", [T0 + s * SEC for s in (20, 21, 22)], "home")])
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where was the tv stand?"))
+        assert res.found and res.target_object_id == "o-stand"
+        truth = (8.3, 4.95)  # where the stand really is (under the TV)
+        error = math.hypot(res.goal.x - truth[0], res.goal.y - truth[1])
+        assert (error < 1.0) if related else (error > 1.5)
+    finally:
+        mem.close()

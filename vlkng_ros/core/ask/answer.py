@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..llm.base import LLM, LLMError, LLMUsage
-from ..model import Pose
+from ..model import ObjectNode, Pose
 from .graph_retrieval import Subgraph
 from .query import ParsedQuery
 from .types import EvidenceObject, EvidenceRelation, RankedFrame
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 GOAL_MERGE_M = 2.0  # same-label evidence objects this close are pooled for the goal position
 MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighting it
+SUPPORT_PREDICATES = ("on", "in")  # what stands on / lies in an object is inside its footprint
+SUPPORT_FOOTPRINT_VAR = 0.25  # m^2: ... somewhere on it (~0.5 m from its centre)
+SUPPORT_MIN_SIGHTINGS = 2
+SUPPORT_RELATION_LIMIT = 60
 GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
 GOAL_PICK_RADIUS_M = 3.0  # ... and lying this close to it (else they are other objects of that kind)
 TIME_PICK_SHARE = 0.75  # "first/last saw X": targets scoring this share of the best compete on time
@@ -183,11 +187,16 @@ def _visit_bounds(obs: list, which: str) -> tuple[int, int] | None:
     return (stamps[0], end) if which == "first" else (end, stamps[0])
 
 
-def merged_position(sub: Subgraph, target_id: str) -> tuple[float, float] | None:
+def merged_position(sub: Subgraph, target_id: str,
+                    supported: list[ObjectNode] | None = None) -> tuple[float, float] | None:
     """The target's position pooled with its likely duplicates: evidence objects with the same
     label whose positions lie within GOAL_MERGE_M of it (one physical object split into several
     nodes by association). Each counts by its observations over its position variance, so a
-    well-triangulated node outweighs a noisy fragment whichever of them ranked first."""
+    well-triangulated node outweighs a noisy fragment whichever of them ranked first.
+    Objects perceived ON or IN the target (``supported``: the TV on the TV stand) stand inside its
+    footprint: each counts as one more estimate of the target's place, looser by
+    SUPPORT_FOOTPRINT_VAR (a big piece of furniture seen from one spot has a loose range; the
+    small things on it are often pinned down well)."""
     node = sub.objects.get(target_id)
     if node is None or node.position is None:
         return None
@@ -200,7 +209,21 @@ def merged_position(sub: Subgraph, target_id: str) -> tuple[float, float] | None
             continue
         w = len(other.observations) / max(float(other.position_var or 0.0), MIN_POSITION_VAR)
         sx, sy, sw = sx + w * other.position[0], sy + w * other.position[1], sw + w
+    for item in supported or []:
+        if item.position is None or item.id == node.id:
+            continue
+        w = len(item.observations) / (max(float(item.position_var or 0.0), MIN_POSITION_VAR) + SUPPORT_FOOTPRINT_VAR)
+        sx, sy, sw = sx + w * item.position[0], sy + w * item.position[1], sw + w
     return (sx / sw, sy / sw) if sw > 0 else (ox, oy)
+
+
+def supported_objects(memory: "Memory", target_id: str) -> list[ObjectNode]:
+    """What was seen on or in the object, in at least SUPPORT_MIN_SIGHTINGS frames (one noisy
+    frame's relation says little). One indexed relation lookup and one object fetch."""
+    rels = memory.graph.relations_of([target_id], limit=SUPPORT_RELATION_LIMIT)
+    ids = sorted({r.subject for r in rels if r.object == target_id and r.subject != target_id
+                  and r.predicate in SUPPORT_PREDICATES and len(r.stamps) >= SUPPORT_MIN_SIGHTINGS})
+    return memory.graph.get_objects(ids) if ids else []
 
 
 def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str,
@@ -210,7 +233,7 @@ def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target
     node = sub.objects.get(target_id)
     view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
     view = view or next((f.pose for f in frames if f.pose), None)
-    pooled = merged_position(sub, target_id)
+    pooled = merged_position(sub, target_id, supported_objects(memory, target_id) if node is not None else None)
     if node is not None and pooled is not None:
         ox, oy = pooled
         if view is not None:
