@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 GOAL_MERGE_M = 2.0  # same-label evidence objects this close are pooled for the goal position
 MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighting it
-SUPPORT_PREDICATES = ("on", "in")  # what stands on / lies in an object is inside its footprint
+SUPPORT_PREDICATES = ("on", "in", "under")  # what stands on, lies in or under an object is inside its footprint
 SUPPORT_FOOTPRINT_VAR = 0.25  # m^2: ... somewhere on it (~0.5 m from its centre)
 SUPPORT_MIN_SIGHTINGS = 2
 SUPPORT_RELATION_LIMIT = 60
@@ -193,7 +193,7 @@ def merged_position(sub: Subgraph, target_id: str,
     label whose positions lie within GOAL_MERGE_M of it (one physical object split into several
     nodes by association). Each counts by its observations over its position variance, so a
     well-triangulated node outweighs a noisy fragment whichever of them ranked first.
-    Objects perceived ON or IN the target (``supported``: the TV on the TV stand) stand inside its
+    Objects perceived on, in or under the target (``supported``: the TV on the TV stand) lie inside its
     footprint: each counts as one more estimate of the target's place, looser by
     SUPPORT_FOOTPRINT_VAR (a big piece of furniture seen from one spot has a loose range; the
     small things on it are often pinned down well)."""
