@@ -212,3 +212,18 @@ def test_what_stands_on_a_loosely_placed_object_pins_its_goal(tmp_path, related)
         assert (error < 1.0) if related else (error > 1.5)
     finally:
         mem.close()
+
+
+def test_the_evidence_leads_with_the_answers_object():
+    """A retrieval score can be highest for an object under the relevance floor (the table for
+    "where should I put the milk?"); the reply's evidence still starts with the answer's object."""
+    from vlkng_ros.core.ask.answer import evidence
+    from vlkng_ros.core.ask.graph_retrieval import Subgraph
+    from vlkng_ros.core.model import ObjectNode
+
+    sub = Subgraph(objects={"o-table": ObjectNode("o-table", "table"), "o-fridge": ObjectNode("o-fridge", "fridge"),
+                            "o-mug": ObjectNode("o-mug", "mug")},
+                   scores={"o-table": 1.0, "o-fridge": 0.98, "o-mug": 0.5})
+    assert [o.id for o in evidence(sub)[0]] == ["o-table", "o-fridge", "o-mug"]
+    assert [o.id for o in evidence(sub, lead="o-fridge")[0]] == ["o-fridge", "o-table", "o-mug"]
+    assert [o.id for o in evidence(sub, lead="o-gone")[0]] == ["o-table", "o-fridge", "o-mug"]

@@ -175,6 +175,7 @@ def test_an_activity_on_an_instance_finds_the_affordance_for_its_kind(kitchen):
     assert engine._labels.kind_variants("put milk") == ["put drinks"]
     res = engine.ask(AskRequest("Where should I put the milk?"))
     assert res.found and res.target_object_id == "o-fridge"
+    assert res.evidence_objects[0].id == "o-fridge"  # the evidence leads with the answer's object
     # the kind variant does not pull a question about drinking from the mug to the fridge
     assert engine.ask(AskRequest("Where did I see something I could drink coffee from?")).target_object_id == "o-mug"
     assert ask_without_lexicon(kitchen, "Where should I put the milk?").target_object_id != "o-fridge"

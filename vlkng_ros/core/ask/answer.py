@@ -248,9 +248,16 @@ def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target
     return None, ""
 
 
-def evidence(sub: Subgraph, frames_cap: int = 12) -> tuple[list[EvidenceObject], list[EvidenceRelation]]:
+def evidence(sub: Subgraph, frames_cap: int = 12,
+             lead: str = "") -> tuple[list[EvidenceObject], list[EvidenceRelation]]:
+    """The subgraph for the reply, best scored first; ``lead`` (the answer's object) leads, so a
+    reader never sees another object on top of the evidence for the answer (a retrieval score
+    can be high for an object whose similarity to the question is under the relevance floor)."""
     objs = []
-    for oid in sub.ordered_ids():
+    order = sub.ordered_ids()
+    if lead in sub.objects:
+        order = [lead] + [o for o in order if o != lead]
+    for oid in order:
         n = sub.objects[oid]
         objs.append(EvidenceObject(n.id, n.label, n.description, dict(n.attributes), list(n.affordances),
                                    n.position, n.frames[:frames_cap], round(sub.scores.get(oid, 0.0), 4)))

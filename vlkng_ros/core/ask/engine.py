@@ -136,7 +136,7 @@ class AskEngine:
                          else goal_target(sub, target_id))
         goal, goal_source = goal_pose(self.memory, sub, frames, target_id, self.cfg.ask.goal_standoff_m) if found else (None, "")
         timings["answer"] = time.perf_counter() - t0
-        objs, rels = evidence(sub)
+        objs, rels = evidence(sub, lead=target_id if found else "")
         if not found:
             notes.insert(0, f"nothing matching '{pq.search_text()}' was seen")
         return AskResult(True, "; ".join(notes) or "ok", answer=answer, choice=choice if options else "",
