@@ -248,15 +248,16 @@ class StoaMerger:
         reliable = (c.position_var or 9.0) <= CONSOLIDATE_MAX_VAR * 2
         if reliable and n.views and not _in_view(c.position, n.views):
             return 0.0  # behind the camera or outside the image where this object was seen
-        if c.ray_stats and n.views:
+        c_rays = RayAccumulator(c.ray_stats) if c.ray_stats else None
+        if c_rays is not None and n.views:
             # the point both sets of bearings meet at must lie in front of this chunk's cameras:
             # rays of two objects always cross somewhere, often behind one of the viewers
-            joint = n.rays.merged(RayAccumulator(c.ray_stats)).solve()
+            joint = n.rays.merged(c_rays).solve()
             if joint is not None and not _in_view(joint[0], n.views, margin_deg=IN_FRONT_MARGIN_DEG):
                 return 0.0
         resid = n.rays.residual_at(c.position)
-        if not reliable and c.ray_stats:
-            back = RayAccumulator(c.ray_stats).residual_at(n.position)
+        if not reliable and c_rays is not None:
+            back = c_rays.residual_at(n.position)
             if back < resid and self._size_consistent(c, n.position, n.extent_m):
                 resid = back
         sigma2 = POSITION_NOISE_M2 + (0.35 * n.extent_m) ** 2 + 0.3 * min(c.position_var or 0.5, 1.0)

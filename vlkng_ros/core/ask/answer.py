@@ -201,24 +201,20 @@ def merged_position(sub: Subgraph, target_id: str,
     if node is None or node.position is None:
         return None
     ox, oy = node.position
-    sx = sy = sw = 0.0
-    for other in sub.objects.values():
-        if other.position is None or other.label.lower() != node.label.lower():
-            continue
-        if other.id != node.id and math.hypot(other.position[0] - ox, other.position[1] - oy) > GOAL_MERGE_M:
-            continue
-        w = len(other.observations) / max(float(other.position_var or 0.0), MIN_POSITION_VAR)
-        sx, sy, sw = sx + w * other.position[0], sy + w * other.position[1], sw + w
-    for item in supported or []:
-        if item.position is None or item.id == node.id:
-            continue
-        w = len(item.observations) / (max(float(item.position_var or 0.0), MIN_POSITION_VAR) + SUPPORT_FOOTPRINT_VAR)
-        sx, sy, sw = sx + w * item.position[0], sy + w * item.position[1], sw + w
-    return (sx / sw, sy / sw) if sw > 0 else (ox, oy)
+    estimates = [(other.position, support(other)) for other in sub.objects.values()
+                 if other.position is not None and other.label.lower() == node.label.lower()
+                 and (other.id == node.id or math.hypot(other.position[0] - ox, other.position[1] - oy) <= GOAL_MERGE_M)]
+    estimates += [(item.position, len(item.observations) / (max(float(item.position_var or 0.0), MIN_POSITION_VAR)
+                                                            + SUPPORT_FOOTPRINT_VAR))
+                  for item in supported or [] if item.position is not None and item.id != node.id]
+    sw = sum(w for _, w in estimates)
+    if sw <= 0:
+        return ox, oy
+    return (sum(w * p[0] for p, w in estimates) / sw, sum(w * p[1] for p, w in estimates) / sw)
 
 
 def supported_objects(memory: "Memory", target_id: str) -> list[ObjectNode]:
-    """What was seen on or in the object, in at least SUPPORT_MIN_SIGHTINGS frames (one noisy
+    """What was seen on, in or under the object, in at least SUPPORT_MIN_SIGHTINGS frames (one noisy
     frame's relation says little). One indexed relation lookup and one object fetch."""
     rels = memory.graph.relations_of([target_id], limit=SUPPORT_RELATION_LIMIT)
     ids = sorted({r.subject for r in rels if r.object == target_id and r.subject != target_id

@@ -112,7 +112,7 @@ class LabelIndex:
         self._affordances: dict[str, list[str]] = {}  # affordance text -> object ids
         self._aff_texts: list[str] = []
         self._aff_mat: np.ndarray | None = None
-        self._aff_nouns: set[str] = set()  # the words affordances are about ("drinks" of "store drinks")
+        self._aff_nouns: tuple[str, ...] = ()  # the words affordances are about ("drinks" of "store drinks"), sorted
         self._lock = threading.Lock()
 
     def vocabulary(self) -> tuple[list[str], np.ndarray | None]:
@@ -137,7 +137,7 @@ class LabelIndex:
                 self._vocab_mat = self.label_vectors(self._vocab) if self._vocab else None
                 self._aff_texts = sorted(affordances)
                 self._affordances = affordances
-                self._aff_nouns = {w for text in self._aff_texts for w in affordance_objects(text)}
+                self._aff_nouns = tuple(sorted({w for text in self._aff_texts for w in affordance_objects(text)}))
                 self._aff_mat = self.label_vectors(self._aff_texts) if self._aff_texts else None
                 self._vocab_key = (n, now)
             return self._vocab, self._vocab_mat
@@ -191,7 +191,7 @@ class LabelIndex:
             if tok in FUNCTION_WORDS or tok in SINGLE_WORD_PREDICATES:
                 continue
             related = self.lexicon.related(tok)
-            for noun in sorted(self._aff_nouns):
+            for noun in self._aff_nouns:
                 if singular(noun) == singular(tok):
                     continue
                 if max(related.get(noun, 0.0), related.get(singular(noun), 0.0)) >= KIND_OF_MIN:
