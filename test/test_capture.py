@@ -9,8 +9,10 @@ import pytest
 from vlkng_ros.core.capture import KeyframeSelector, PoseBuffer, decode_image, encode_jpeg
 from vlkng_ros.core.chunking import Chunker, chunk_keyframes
 from vlkng_ros.core.config import CaptureConfig
-from vlkng_ros.core.geometry import Ray, ray_for, triangulate
+from vlkng_ros.core.geometry import (Ray, RayAccumulator, bottom_hidden, floor_range_factor, ray_for,
+                                     triangulate)
 from vlkng_ros.core.model import CameraModel, Keyframe, Pose
+from views import floor_box
 
 NS = 1_000_000_000
 
@@ -134,3 +136,63 @@ def test_triangulation_single_view_uses_range_prior():
     assert px == pytest.approx(2.5, abs=0.01) and py == pytest.approx(0.0, abs=1e-6)
     assert var > 0.3  # one view: uncertain
     assert triangulate([]) is None
+
+
+CAM = CameraModel.from_hfov(640, 480, 90.0)
+
+
+def test_floor_contact_gives_the_range_along_the_ray():
+    pose = Pose.from_xy_yaw(0.0, 0.0, 0.0)
+    assert floor_range_factor(floor_box(CAM, pose, (4.0, 0.0), 1.0), CAM) == pytest.approx(4.0, rel=1e-6)
+    # off-axis: the ray is longer than the forward depth
+    assert floor_range_factor(floor_box(CAM, pose, (4.0, 2.0), 1.0), CAM) == pytest.approx(math.hypot(4.0, 2.0), rel=1e-6)
+    # no range when the bottom is cut by the image, or at / near the horizon (things on a shelf at eye height)
+    assert floor_range_factor((300.0, 300.0, 340.0, 480.0), CAM) == 0.0
+    assert floor_range_factor((300.0, 200.0, 340.0, 245.0), CAM) == 0.0
+    assert floor_range_factor((300.0, 100.0, 340.0, 200.0), CAM) == 0.0
+
+
+def test_a_box_resting_on_or_hidden_by_a_lower_box_has_no_floor_contact():
+    table = (100.0, 280.0, 400.0, 380.0)
+    mug = (200.0, 250.0, 230.0, 282.0)  # stands on the table: its bottom edge is inside the table's box
+    chair_behind = (150.0, 200.0, 260.0, 280.0)  # its legs are hidden by the table in front
+    lamp_beside = (450.0, 150.0, 500.0, 300.0)
+    assert bottom_hidden(mug, [table, mug, lamp_beside])
+    assert bottom_hidden(chair_behind, [table, chair_behind])
+    assert not bottom_hidden(table, [table, mug, chair_behind])  # things on it do not hide its bottom
+    assert not bottom_hidden(lamp_beside, [table, mug, lamp_beside])
+
+
+def test_floor_contact_ranges_an_object_seen_from_one_spot():
+    """The robot turns on the spot: all bearings start at one point and carry no range, so the
+    least-squares point sits at the range prior, metres short of a sofa 6 m away. The floor
+    contact of its boxes puts it there."""
+    target = (6.0, 1.0)
+    poses = [Pose.from_xy_yaw(0.0, 0.0, yaw) for yaw in (-0.3, -0.1, 0.1, 0.3, 0.5)]
+    rays = [ray_for(p, floor_box(CAM, p, target, 1.2), CAM, on_floor=True) for p in poses]
+    (bx, by), bearing_var = triangulate(rays)  # no camera height: bearings only
+    assert math.dist((bx, by), target) > 2.5
+    (fx, fy), floor_var = triangulate(rays, camera_height=1.2)
+    assert math.dist((fx, fy), target) < 0.25
+    assert floor_var < bearing_var
+    # the same rays without the floor cue (a mug on a table) stay where bearings put them
+    assert triangulate([ray_for(p, floor_box(CAM, p, target, 1.2), CAM) for p in poses], camera_height=1.2)[0] == \
+        pytest.approx((bx, by))
+
+
+def test_implied_camera_height_and_older_accumulators():
+    """Well-spread views fix the point without the floor; there the floor rays imply the
+    camera height they were seen with. An accumulator stored before floor ranging (10 values)
+    still loads and solves as before."""
+    target = (3.0, 2.0)
+    poses = [Pose.from_xy_yaw(1.0 * i, 0.0, math.atan2(2.0, 3.0 - 1.0 * i)) for i in range(5)]
+    acc = RayAccumulator()
+    for p in poses:
+        acc.add(ray_for(p, floor_box(CAM, p, target, 0.8), CAM, on_floor=True))
+    (x, y), _ = acc.solve()
+    assert math.dist((x, y), target) < 0.05 and acc.bearing_conditioning() > 0.1
+    assert acc.implied_camera_height((x, y)) == pytest.approx(0.8, rel=0.03)
+    old = RayAccumulator(acc.to_list()[:10])
+    assert not old.has_floor and old.implied_camera_height((x, y)) is None
+    assert old.solve(0.8)[0] == pytest.approx(acc.solve()[0])
+    assert len(acc.to_list()) == RayAccumulator.SIZE and RayAccumulator(acc.to_list()).to_list() == acc.to_list()

@@ -12,6 +12,7 @@ from vlkng_ros.core.llm.base import LLM, LLMError
 from vlkng_ros.core.memory import Memory
 from vlkng_ros.core.model import CameraModel, ChunkGraph, ChunkObject, Keyframe, Pose
 from vlkng_ros.core.stoa import StoaMerger
+from views import floor_box
 
 CAM = CameraModel.from_hfov(640, 480, 90.0)
 T0 = 1_700_000_000_000_000_000
@@ -228,3 +229,63 @@ def test_a_name_the_object_was_only_sometimes_given_does_not_open_the_gate_for_l
         assert labels == ["bench", "toilet"]
     finally:
         mem.close()
+
+
+def chunk_on_floor(mem: Memory, tour: str, start: int, poses: list[Pose], camera_height: float,
+                   objects: dict[str, tuple[str, tuple[float, float]]], size: str = "large") -> ChunkGraph:
+    """A chunk whose keyframes see floor-standing objects wherever they are in the camera's view."""
+    kfs = add_keyframes(mem, tour, start, poses)
+    objs = []
+    for lid, (label, xy) in objects.items():
+        boxes = {}
+        for kf in kfs:
+            box = floor_box(CAM, kf.pose, xy, camera_height)
+            if box[0] >= 0.0 and box[2] <= CAM.width and box[3] < CAM.height and \
+                    (xy[0] - kf.pose.x) * math.cos(kf.pose.yaw) + (xy[1] - kf.pose.y) * math.sin(kf.pose.yaw) > 0.5:
+                boxes[kf.stamp_ns] = box
+        objs.append(ChunkObject(lid, label, boxes, {"size": size}, [], f"a {label}"))
+    return ChunkGraph(tour, start, [k.stamp_ns for k in kfs], objs, [])
+
+
+TURN_ON_THE_SPOT = [Pose.from_xy_yaw(0.0, 0.0, yaw) for yaw in (-0.3, -0.1, 0.1, 0.3)]
+
+
+@pytest.mark.parametrize("camera_height_m", [1.1, -1.0])
+def test_a_sofa_seen_only_while_turning_on_the_spot_is_placed_by_its_floor_contact(tmp_path, camera_height_m):
+    """Bearings from one spot carry no range: without floor ranging (-1) the sofa 6 m away is
+    put at the range prior, metres short; with the camera height known it is where it stands."""
+    cfg = VlkngConfig()
+    cfg.embeddings.text_backend = "hashing"
+    cfg.capture.camera_height_m = camera_height_m
+    with Memory.open(tmp_path / "mem", cfg) as mem:
+        StoaMerger(mem, cfg).merge(chunk_on_floor(mem, "t", 0, TURN_ON_THE_SPOT, 1.1, {"o1": ("sofa", (6.0, 0.5))}))
+        (node,) = mem.graph.iter_objects()
+        if camera_height_m > 0:
+            assert math.dist(node.position, (6.0, 0.5)) < 0.3
+        else:
+            assert math.dist(node.position, (6.0, 0.5)) > 2.5
+
+
+def test_camera_height_is_estimated_from_well_seen_objects_and_places_the_rest(memory):
+    """Nobody gave the camera height (the default). Objects passed at the side are placed by
+    bearings alone; the height their floor contacts imply is estimated (1.3 m here), and then
+    an object seen only from one spot is ranged with it, including one merged BEFORE the
+    estimate existed (re-solved when the estimate appears), and small things are left alone."""
+    merger = StoaMerger(memory, memory.cfg)
+    assert merger.camera_height is None
+    r0 = merger.merge(chunk_on_floor(memory, "t", 0, TURN_ON_THE_SPOT, 1.3, {"w": ("wardrobe", (6.0, -0.5))}))
+    early = memory.graph.get_objects(r0.created)[0]
+    assert math.dist(early.position, (6.0, -0.5)) > 2.5  # no height yet: bearings and the prior
+    side = [Pose.from_xy_yaw(1.0 * i, -3.0, math.pi / 2) for i in range(8)]  # passing them, camera to the left
+    things = {f"o{i}": (label, (0.8 + 1.2 * i, -0.5)) for i, label in enumerate(["bench", "chair", "shelf", "lamp", "bin"])}
+    merger.merge(chunk_on_floor(memory, "t", 4, side, 1.3, things))
+    assert merger.camera_height == pytest.approx(1.3, rel=0.05)
+    assert float(memory.graph.get_meta("camera_height")) == pytest.approx(1.3, rel=0.05)
+    assert math.dist(memory.graph.get_objects([early.id])[0].position, (6.0, -0.5)) < 0.4  # re-solved
+    later = [Pose.from_xy_yaw(0.0, 4.0, yaw) for yaw in (2.8, 3.0, 3.2)]
+    r2 = merger.merge(chunk_on_floor(memory, "t", 20, later, 1.3, {"s": ("sofa", (-5.0, 4.5))}))
+    assert math.dist(memory.graph.get_objects(r2.created)[0].position, (-5.0, 4.5)) < 0.4
+    r3 = merger.merge(chunk_on_floor(memory, "t", 30, later, 1.3, {"m": ("mug", (-4.0, 3.5))}, size="small"))
+    assert math.dist(memory.graph.get_objects(r3.created)[0].position, (-4.0, 3.5)) > 1.0  # never floor-ranged
+    # a restarted merger (node killed and restarted) picks the estimate up from the memory
+    assert StoaMerger(memory, memory.cfg).camera_height == merger.camera_height

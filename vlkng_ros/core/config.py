@@ -33,6 +33,8 @@ class CaptureConfig:
     pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
+    camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
+                                     "objects; 0 = estimate it from the tour, -1 = no floor ranging.")
 
 
 @dataclass

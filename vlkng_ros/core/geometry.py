@@ -7,6 +7,17 @@ all rays, regularised by a weak prior that the object is ``PRIOR_RANGE_M`` ahead
 dominate the prior). The sums of the normal equations are kept (``RayAccumulator``) so an
 object's estimate improves with every chunk it is seen in, at constant cost and storage.
 Boxes cut by the image border have a biased centre and get a low weight.
+
+Bearings seen from one spot (the robot turning) or along the robot's path (driving toward the
+object) carry no range, and the least-squares point slides toward the cameras: big furniture
+ended up metres too close. Floor contact gives the range: an object standing on the floor
+touches it at its box's bottom edge, and that edge's angle below the optical axis with the
+camera's height above the floor gives the distance (the flat-floor model of monocular ranging).
+Each such ray adds a range term, kept as sums that do not depend on the camera height, so the
+height can be given later or estimated from the tour (``implied_camera_height``) and every
+object re-solved. The cue holds only when the bottom edge is the floor contact: not for a box cut
+by the image bottom, nor one whose bottom is hidden by or rests on another box
+(``bottom_hidden``); the caller also leaves out what perception calls small or puts on something.
 """
 
 from __future__ import annotations
@@ -25,6 +36,11 @@ MAX_RANGE_M = 12.0
 BORDER_PX = 2.0
 BORDER_WEIGHT = 0.15
 MIN_PERP_VAR = 0.01  # ~0.1 m perpendicular error per ray at a few metres
+MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
+FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
+BEARING_PERP_VAR = 0.03  # m^2: the perpendicular error one bearing term stands for, the floor terms' unit
+MIN_FLOOR_VAR = 0.02  # m^2
+FLOOR_OVERLAP = 0.3  # share of a box's width another box must cover to hide its bottom edge
 
 
 @dataclass
@@ -32,6 +48,7 @@ class Ray:
     origin: tuple[float, float]
     angle: float  # map-frame direction (rad)
     weight: float = 1.0
+    floor: float = 0.0  # range along the ray per metre of camera height if the box bottom is floor contact, else 0
 
 
 def cut_by_border(bbox: BBox, camera: CameraModel) -> bool:
@@ -39,24 +56,70 @@ def cut_by_border(bbox: BBox, camera: CameraModel) -> bool:
     return bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
 
 
-def ray_for(pose: Pose, bbox: BBox, camera: CameraModel) -> Ray:
+def floor_range_factor(bbox: BBox, camera: CameraModel) -> float:
+    """Map-plane distance to the box's bottom centre per metre of camera height, if that edge
+    touches a flat floor: forward depth is fy * height / (v - cy), and the ray is longer by
+    1 / cos(bearing). 0.0 where it cannot be floor contact: the bottom is cut by the image, or it
+    lies at or above the horizon (or so near it that the range is meaningless)."""
+    if bbox[3] >= camera.height - BORDER_PX:
+        return 0.0
+    depression = (bbox[3] - camera.cy) / camera.fy
+    if depression < MIN_FLOOR_DEPRESSION:
+        return 0.0
+    lateral = ((bbox[0] + bbox[2]) / 2.0 - camera.cx) / camera.fx
+    return math.sqrt(1.0 + lateral * lateral) / depression
+
+
+def bottom_hidden(bbox: BBox, others: list[BBox], tol_px: float = 3.0) -> bool:
+    """Another box of the same image covers this box's bottom edge and reaches lower: a nearer
+    object hides the floor contact, or this object stands on that one (a mug on a table)."""
+    width = max(1.0, bbox[2] - bbox[0])
+    for o in others:
+        if tuple(o) == tuple(bbox):
+            continue
+        overlap = min(bbox[2], o[2]) - max(bbox[0], o[0])
+        if overlap > FLOOR_OVERLAP * width and o[1] <= bbox[3] + tol_px and o[3] > bbox[3] + tol_px:
+            return True
+    return False
+
+
+def ray_for(pose: Pose, bbox: BBox, camera: CameraModel, on_floor: bool = False) -> Ray:
+    """The bearing ray of a box; ``on_floor``: the caller knows nothing rules out that the box
+    bottom is the object's floor contact, so it also carries a range (``floor_range_factor``)."""
     u = (bbox[0] + bbox[2]) / 2.0
-    return Ray((pose.x, pose.y), pose.yaw + camera.bearing(u), BORDER_WEIGHT if cut_by_border(bbox, camera) else 1.0)
+    return Ray((pose.x, pose.y), pose.yaw + camera.bearing(u), BORDER_WEIGHT if cut_by_border(bbox, camera) else 1.0,
+               floor_range_factor(bbox, camera) if on_floor else 0.0)
 
 
 class RayAccumulator:
-    """Weighted normal equations of the ray least squares: A, b, c (residual), prior sums."""
+    """Weighted normal equations of the ray least squares: bearing sums A, b, c (residual), prior
+    sums, and the floor-range sums (each kept without the camera height, which ``solve`` takes).
 
-    SIZE = 10
+    A floor ray i (direction d, origin p, range H * g_i for camera height H) adds the term
+    w_i * (d.(X - p) - H g_i)^2 with w_i = c_i / H^2, c_i = weight * BEARING_PERP_VAR /
+    (FLOOR_RANGE_REL_SIGMA * g_i)^2 (a relative range error). Its normal-equation share is
+    (S_dd / H^2) X = S_dp / H^2 + S_gd / H, with S_dd = sum c dd', S_dp = sum c d (d.p) and
+    S_gd = sum c g d. S_gp = sum c g (d.p) and S_gg = sum c g^2 give the height implied at a point.
+    Lists of the older 10-value form read as having no floor rays."""
+
+    SIZE = 20
+    BEARING_SIZE = 10
 
     def __init__(self, values: list[float] | None = None) -> None:
-        v = list(values) if values and len(values) == self.SIZE else [0.0] * self.SIZE
+        v = list(values) if values and len(values) in (self.BEARING_SIZE, self.SIZE) else []
+        v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
         self.b = np.array([v[3], v[4]])
         self.c = v[5]
         self.prior_w = v[6]
         self.prior_b = np.array([v[7], v[8]])
         self.n = v[9]
+        self.floor_dd = np.array([[v[10], v[11]], [v[11], v[12]]])
+        self.floor_dp = np.array([v[13], v[14]])
+        self.floor_gd = np.array([v[15], v[16]])
+        self.floor_gp = v[17]
+        self.floor_gg = v[18]
+        self.floor_w = v[19]  # sum of the floor rays' weights
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -68,6 +131,15 @@ class RayAccumulator:
         self.prior_w += ray.weight
         self.prior_b += ray.weight * (p + PRIOR_RANGE_M * d)
         self.n += 1
+        if ray.floor > 0.0:
+            c = ray.weight * BEARING_PERP_VAR / (FLOOR_RANGE_REL_SIGMA * ray.floor) ** 2
+            along = float(d @ p)
+            self.floor_dd += c * np.outer(d, d)
+            self.floor_dp += c * along * d
+            self.floor_gd += c * ray.floor * d
+            self.floor_gp += c * ray.floor * along
+            self.floor_gg += c * ray.floor ** 2
+            self.floor_w += ray.weight
 
     def merged(self, other: "RayAccumulator") -> "RayAccumulator":
         return RayAccumulator([x + y for x, y in zip(self.to_list(), other.to_list())])
@@ -75,7 +147,14 @@ class RayAccumulator:
     def to_list(self) -> list[float]:
         return [float(self.a[0, 0]), float(self.a[0, 1]), float(self.a[1, 1]), float(self.b[0]),
                 float(self.b[1]), float(self.c), float(self.prior_w), float(self.prior_b[0]),
-                float(self.prior_b[1]), float(self.n)]
+                float(self.prior_b[1]), float(self.n), float(self.floor_dd[0, 0]), float(self.floor_dd[0, 1]),
+                float(self.floor_dd[1, 1]), float(self.floor_dp[0]), float(self.floor_dp[1]),
+                float(self.floor_gd[0]), float(self.floor_gd[1]), float(self.floor_gp), float(self.floor_gg),
+                float(self.floor_w)]
+
+    @property
+    def has_floor(self) -> bool:
+        return self.floor_w > 0.0
 
     def residual_at(self, xy: tuple[float, float]) -> float:
         """Weighted mean squared perpendicular distance (m^2) from ``xy`` to the rays: how well
@@ -85,30 +164,53 @@ class RayAccumulator:
         x = np.asarray(xy, dtype=float)
         return max(0.0, float(x @ self.a @ x - 2 * self.b @ x + self.c)) / max(self.prior_w, 1e-9)
 
-    def solve(self) -> tuple[tuple[float, float], float] | None:
-        """((x, y), variance m^2) or None without rays."""
+    def bearing_conditioning(self) -> float:
+        """Smallest eigenvalue of the bearing information per ray: ~0.5 for well-spread views,
+        ~0 for parallel rays (no range from bearings alone)."""
+        return float(np.linalg.eigvalsh(self.a)[0]) / max(self.prior_w, 1e-9) if self.n else 0.0
+
+    def implied_camera_height(self, xy: tuple[float, float]) -> float | None:
+        """The camera height at which the floor rays would put the object at ``xy`` (least
+        squares on relative range errors); None without floor rays."""
+        if self.floor_gg <= 0.0:
+            return None
+        return float((self.floor_gd @ np.asarray(xy, dtype=float) - self.floor_gp) / self.floor_gg)
+
+    def solve(self, camera_height: float | None = None) -> tuple[tuple[float, float], float] | None:
+        """((x, y), variance m^2) or None without rays. ``camera_height`` (m) turns the floor
+        rays' ranges on; without it only bearings and the prior count."""
         if self.n == 0:
             return None
-        w = PRIOR_WEIGHT
-        a = self.a + w * self.prior_w * np.eye(2)
-        xy = np.linalg.solve(a, self.b + w * self.prior_b)
+        floor = bool(camera_height and camera_height > 0.0 and self.has_floor)
+        if floor:  # floor contact gives the range the prior stands in for
+            h = float(camera_height)  # type: ignore[arg-type]
+            a = self.a + self.floor_dd / h ** 2
+            rhs = self.b + self.floor_dp / h ** 2 + self.floor_gd / h
+        else:
+            a = self.a + PRIOR_WEIGHT * self.prior_w * np.eye(2)
+            rhs = self.b + PRIOR_WEIGHT * self.prior_b
+        xy = np.linalg.solve(a, rhs)
         # weighted mean squared perpendicular residual of the rays at the solution
         resid = self.residual_at((float(xy[0]), float(xy[1])))
-        eig = float(np.linalg.eigvalsh(self.a)[0]) / max(self.prior_w, 1e-9)
-        # eig ~0.5 for well-spread views, ~0 for parallel rays (then only the prior holds it)
+        eig = self.bearing_conditioning()
         var = max(MIN_PERP_VAR, resid) / max(eig, 1e-3) / max(self.prior_w, 1.0) ** 0.5
         # rays of boxes cut by the border agree with each other yet miss the object (their
         # centres move with the cut): their consistency vouches for less
         var *= self.n / max(self.prior_w, 1e-9)
+        if floor:
+            # the floor ranges' own error, (FLOOR_RANGE_REL_SIGMA * range)^2 on the harmonic mean
+            # over the floor rays; not shrunk by their number (one pitch or floor error moves them all)
+            info = float(np.trace(self.floor_dd)) / h ** 2
+            var = min(var, max(MIN_FLOOR_VAR, BEARING_PERP_VAR * self.floor_w / max(info, 1e-9)))
         return (float(xy[0]), float(xy[1])), float(min(2.0, max(0.02, var)))
 
 
-def triangulate(rays: list[Ray]) -> tuple[tuple[float, float], float] | None:
+def triangulate(rays: list[Ray], camera_height: float | None = None) -> tuple[tuple[float, float], float] | None:
     """Least-squares intersection of rays; ((x, y), variance m^2) or None without rays."""
     acc = RayAccumulator()
     for r in rays:
         acc.add(r)
-    return acc.solve()
+    return acc.solve(camera_height)
 
 
 def fuse(p1: tuple[float, float], v1: float, p2: tuple[float, float], v2: float) -> tuple[tuple[float, float], float]:

@@ -18,14 +18,14 @@ import json
 import logging
 import math
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
 
 from .config import VlkngConfig
-from .geometry import MIN_RANGE_M, RayAccumulator, cut_by_border, fuse, ray_for
+from .geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border, fuse, ray_for
 from .lexicon import is_kind_of, make_lexicon
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
@@ -48,6 +48,16 @@ CONSOLIDATE_RADIUS_M = 4.0  # poorly localised nodes can sit metres off along th
 CONSOLIDATE_SIGMAS = 2.0  # squared-distance gate: d^2 <= 2 * sigma2 * this
 SIZE_CHECK_SIGHTINGS = 4  # recent sightings used to check apparent size
 SIZE_RATIO_MAX = 2.0  # implied width vs measured width, either way
+# Floor-contact ranging (geometry.py): who may use it, and the camera height estimated per memory
+RESTS_ON_PREDICATES = ("on", "in", "above")  # a subject of these does not stand on the floor
+CAMERA_HEIGHT_META = "camera_height"
+CAMERA_HEIGHT_SAMPLES_META = "camera_height_samples"
+CALIB_MIN_CONDITIONING = 0.1  # bearings spread enough to place an object without the floor
+CALIB_MIN_FLOOR_RAYS = 3.0
+CALIB_MIN_OBJECTS = 4
+CALIB_MAX_SPREAD = 0.35  # interquartile range / median of the objects' implied heights; beyond it the flat-floor model does not hold
+CALIB_MAX_OBJECTS = 400  # the most recent objects' heights are kept
+RECALIBRATE_CHANGE = 0.05  # re-solve every floor-ranged object when the estimate moves this much
 
 
 @dataclass
@@ -114,6 +124,11 @@ class StoaMerger:
         self._emb = _EmbeddingCache(lambda ts: memory.text_embedder.embed_texts(ts))
         self._lexicon = make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir)
         self.llm_usage = LLMUsage()
+        given = cfg.capture.camera_height_m
+        self._floor_ranging = given >= 0.0
+        raw = memory.graph.get_meta(CAMERA_HEIGHT_META) if given == 0.0 else None
+        self.camera_height: float | None = given if given > 0.0 else float(raw) if raw else None
+        self._height_samples: dict[str, float] | None = None  # object id -> implied height (loaded lazily)
 
     # ----------------------------------------------------------------------------------------
     def camera_for(self, tour_id: str, width: int, height: int) -> CameraModel:
@@ -148,8 +163,13 @@ class StoaMerger:
             objects, local_to_global = self._apply(chunk, news, candidates, assignment, report)
             relations = self._relations(chunk, local_to_global)
             objects, moved_relations, removed = self._consolidate(objects, news, local_to_global, report)
+            objects, calibrated = self._calibrate(objects, removed)
             self._write_vectors(chunk, news, local_to_global, keyframes)
             graph.apply_merge(chunk.chunk_id, objects, relations + moved_relations, removed)
+            if calibrated:  # after the merge: a crash before it redoes the calibration with the chunk
+                graph.set_meta(CAMERA_HEIGHT_SAMPLES_META, json.dumps(self._height_samples))
+                if self.camera_height:
+                    graph.set_meta(CAMERA_HEIGHT_META, f"{self.camera_height:.4f}")
             self.memory.touch()
         report.seconds = time.perf_counter() - t0
         return report
@@ -161,19 +181,27 @@ class StoaMerger:
             return []
         vecs = self._emb.get([o.text() for o in objs])
         label_vecs = self._emb.get([o.label.lower() for o in objs])
+        boxes_at: dict[int, list] = defaultdict(list)  # stamp -> every box of the chunk in that frame
+        for o in objs:
+            for stamp, box in o.boxes.items():
+                boxes_at[stamp].append(box)
+        resting = {r.subject for r in chunk.relations if r.predicate.strip().lower() in RESTS_ON_PREDICATES}
         news = []
         for o, v, lv in zip(objs, vecs, label_vecs):
             rays = RayAccumulator()
             views: list[tuple[Pose, CameraModel]] = []
             widths: list[float] = []  # angular box widths (rad), one per view
+            # small things and things perceived on something stand on furniture, not on the floor
+            may_stand = (self._floor_ranging and o.local_id not in resting
+                         and o.attributes.get("size", "").strip().lower() != "small")
             for stamp, box in o.boxes.items():
                 kf = keyframes.get(stamp)
                 if kf is not None and kf.pose is not None:
                     cam = self.camera_for(chunk.tour_id, kf.width, kf.height)
-                    rays.add(ray_for(kf.pose, box, cam))
+                    rays.add(ray_for(kf.pose, box, cam, on_floor=may_stand and not bottom_hidden(box, boxes_at[stamp])))
                     views.append((kf.pose, cam))
                     widths.append(_angular_width(cam, box))
-            est = rays.solve()
+            est = rays.solve(self.camera_height)
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
             extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
                 if est else 0.0  # rough width of the object (m): angular width times range
@@ -252,7 +280,7 @@ class StoaMerger:
         if c_rays is not None and n.views:
             # the point both sets of bearings meet at must lie in front of this chunk's cameras:
             # rays of two objects always cross somewhere, often behind one of the viewers
-            joint = n.rays.merged(c_rays).solve()
+            joint = n.rays.merged(c_rays).solve(self.camera_height)
             if joint is not None and not _in_view(joint[0], n.views, margin_deg=IN_FRONT_MARGIN_DEG):
                 return 0.0
         resid = n.rays.residual_at(c.position)
@@ -346,7 +374,7 @@ class StoaMerger:
                     ray_stats=n.rays.to_list() if n.position else [])
                 report.created.append(gid)
             else:
-                node = _updated(target, n, obs, chunk, self.cfg.stoa.moved_distance_m, report)
+                node = _updated(target, n, obs, chunk, self.cfg.stoa.moved_distance_m, report, self.camera_height)
                 report.matched[o.local_id] = node.id
             local_to_global[o.local_id] = node.id
             out.append(node)
@@ -394,7 +422,7 @@ class StoaMerger:
                         0.3 + 0.35 * extent) ** 2 or not self._size_consistent(c, u.position, extent, ignore_cut=True):
                     continue  # c's range was never pinned down: its bearings must point at u,
                     # and its boxes must have the size u would have from there
-                u = _absorb(u, c)
+                u = _absorb(u, c, self.camera_height)
                 u_frames = set(u.frames)
                 removed.append(c.id)
                 report.consolidated.append((c.id, u.id))
@@ -431,6 +459,53 @@ class StoaMerger:
             return False
         ratio = float(np.median(implied)) / extent_m
         return 1.0 / SIZE_RATIO_MAX <= ratio <= SIZE_RATIO_MAX
+
+    def _calibrate(self, objects: list[ObjectNode], removed: list[str]) -> tuple[list[ObjectNode], bool]:
+        """Estimate the camera height from the objects whose bearings alone place them well: at
+        their bearing-only position, the height their floor rays imply (robust median over
+        objects, so things standing on furniture unnoticed do not move it). When the estimate
+        first exists or moves by RECALIBRATE_CHANGE, every floor-ranged object is re-solved with
+        it, in this chunk's transaction. Returns (objects to write, whether samples changed)."""
+        if self.cfg.capture.camera_height_m != 0.0:
+            return objects, False  # given by the user, or floor ranging off
+        if self._height_samples is None:
+            raw = self.memory.graph.get_meta(CAMERA_HEIGHT_SAMPLES_META)
+            self._height_samples = {str(k): float(v) for k, v in json.loads(raw).items()} if raw else {}
+        samples = self._height_samples
+        changed = False
+        for rid in removed:
+            changed |= samples.pop(rid, None) is not None
+        for u in objects:
+            acc = RayAccumulator(u.ray_stats) if u.ray_stats else None
+            if acc is None or acc.floor_w < CALIB_MIN_FLOOR_RAYS or acc.bearing_conditioning() < CALIB_MIN_CONDITIONING:
+                continue
+            est = acc.solve(None)
+            height = acc.implied_camera_height(est[0]) if est else None
+            if height is not None and 0.05 < height < 5.0:
+                samples.pop(u.id, None)  # re-inserted last: the most recent are kept
+                samples[u.id] = round(height, 4)
+                changed = True
+        while len(samples) > CALIB_MAX_OBJECTS:
+            samples.pop(next(iter(samples)))
+        new = robust_camera_height(list(samples.values()))
+        old = self.camera_height
+        if new is None or (old is not None and abs(new - old) <= RECALIBRATE_CHANGE * old):
+            return objects, changed
+        self.camera_height = new
+        log.info("camera height estimated at %.2f m from %d objects%s: re-solving floor-ranged objects",
+                 new, len(samples), f" (was {old:.2f} m)" if old else "")
+        in_chunk = {o.id for o in objects}
+        gone = set(removed)
+        others = [o for o in self.memory.graph.iter_objects() if o.id not in in_chunk and o.id not in gone]
+        out = []
+        for node in [*objects, *others]:
+            acc = RayAccumulator(node.ray_stats) if node.ray_stats else None
+            est = acc.solve(new) if acc is not None and acc.has_floor else None
+            if est is not None:
+                node = replace(node, position=est[0], position_var=est[1])
+            if est is not None or node.id in in_chunk:
+                out.append(node)
+        return out, True
 
     def _relations(self, chunk: ChunkGraph, local_to_global: dict[str, str]) -> list[Relation]:
         rels: dict[tuple[str, str, str], Relation] = {}
@@ -512,6 +587,18 @@ def _in_view(point: tuple[float, float], views: list[tuple[Pose, CameraModel]], 
     return inside * 2 >= len(views)
 
 
+def robust_camera_height(samples: list[float]) -> float | None:
+    """Median of the objects' implied camera heights, or None with too few of them or when they
+    disagree (interquartile range over CALIB_MAX_SPREAD of the median: the box bottoms are not
+    floor contacts here, or the floor is not flat)."""
+    if len(samples) < CALIB_MIN_OBJECTS:
+        return None
+    q1, med, q3 = (float(x) for x in np.percentile(samples, [25, 50, 75]))
+    if med <= 0.0 or (q3 - q1) / med > CALIB_MAX_SPREAD:
+        return None
+    return med
+
+
 def _add_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return dict(Counter(a) + Counter(b))
 
@@ -520,12 +607,12 @@ def _ranked(counts: dict[str, int]) -> list[str]:
     return [p for p, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def _absorb(keep: ObjectNode, gone: ObjectNode) -> ObjectNode:
+def _absorb(keep: ObjectNode, gone: ObjectNode, camera_height: float | None) -> ObjectNode:
     """``keep`` with everything ``gone`` was built from (its sightings and bearings)."""
     ray_stats, position, var = keep.ray_stats, keep.position, keep.position_var
     if keep.ray_stats and gone.ray_stats:
         acc = RayAccumulator(keep.ray_stats).merged(RayAccumulator(gone.ray_stats))
-        est = acc.solve()
+        est = acc.solve(camera_height)
         if est is not None:
             (position, var), ray_stats = est, acc.to_list()
     attributes = dict(gone.attributes)
@@ -567,7 +654,7 @@ def _assign(scores: list[list[tuple[str, float]]], threshold: float) -> dict[int
 
 
 def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGraph,
-             moved_distance_m: float, report: MergeReport) -> ObjectNode:
+             moved_distance_m: float, report: MergeReport, camera_height: float | None) -> ObjectNode:
     o = n.obj
     position, var, history = node.position, node.position_var, list(node.position_history)
     ray_stats = node.ray_stats
@@ -581,7 +668,7 @@ def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGrap
             history.append((obs[0].stamp_ns, *n.position))
         elif node.ray_stats:  # all rays so far, re-solved: the estimate sharpens with each view
             acc = RayAccumulator(node.ray_stats).merged(n.rays)
-            (position, var), ray_stats = acc.solve(), acc.to_list()  # type: ignore[misc]
+            (position, var), ray_stats = acc.solve(camera_height), acc.to_list()  # type: ignore[misc]
         else:
             position, var = fuse(position, var or 0.5, n.position, n.var)
     attributes = dict(node.attributes)
