@@ -17,7 +17,8 @@ pooled, split into big objects (largest footprint side >= 1 m) and small ones:
 Tours are generated once under --workdir; memories are built once and reused (--rebuild deletes
 them first: needed after any change to the pipeline). --resolve re-solves each node's position
 from its own observations with the current geometry code without rebuilding (a quick check of a
-geometry change with the association held fixed; it is not what a rebuilt memory gives).
+bearing-geometry change with the association held fixed; it is not what a rebuilt memory gives,
+and it leaves floor-contact ranging out: that needs each chunk's other boxes and relations).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def build_memory(workdir: Path, seed: int, minutes: float, rebuild: bool) -> tup
 
 
 def resolve_position(mem: Memory, node) -> tuple[tuple[float, float], float] | None:
-    """The node's position re-solved from all its observations with the current geometry."""
+    """The node's position re-solved from all its observations' bearings with the current geometry."""
     from vlkng_ros.core import geometry
     from vlkng_ros.core.model import CameraModel
 

@@ -41,6 +41,8 @@ FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jit
 BEARING_PERP_VAR = 0.03  # m^2: the perpendicular error one bearing term stands for, the floor terms' unit
 MIN_FLOOR_VAR = 0.02  # m^2
 FLOOR_OVERLAP = 0.3  # share of a box's width another box must cover to hide its bottom edge
+BOTTOM_SLACK_PX = 3.0  # ... reaching up to this (plus a share of the box's height) below that edge
+BOTTOM_SLACK_SHARE = 0.1
 
 
 @dataclass
@@ -70,10 +72,13 @@ def floor_range_factor(bbox: BBox, camera: CameraModel) -> float:
     return math.sqrt(1.0 + lateral * lateral) / depression
 
 
-def bottom_hidden(bbox: BBox, others: list[BBox], tol_px: float = 3.0) -> bool:
+def bottom_hidden(bbox: BBox, others: list[BBox]) -> bool:
     """Another box of the same image covers this box's bottom edge and reaches lower: a nearer
-    object hides the floor contact, or this object stands on that one (a mug on a table)."""
+    object hides the floor contact, or this object stands on that one (a mug on a table).
+    Detector edges wander by a few per cent of the box size, so "covers" has that much slack:
+    a floor range from a hidden bottom is metres too long, one lost is only a bearing."""
     width = max(1.0, bbox[2] - bbox[0])
+    tol_px = BOTTOM_SLACK_PX + BOTTOM_SLACK_SHARE * max(0.0, bbox[3] - bbox[1])
     for o in others:
         if tuple(o) == tuple(bbox):
             continue
