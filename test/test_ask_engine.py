@@ -214,6 +214,27 @@ def test_what_stands_on_a_loosely_placed_object_pins_its_goal(tmp_path, related)
         mem.close()
 
 
+def test_a_relation_that_cannot_be_true_does_not_move_the_goal(tmp_path):
+    """Perception once said a chair was "on" the sofa, but both are well placed 2.9 m apart: the
+    chair is not inside the sofa's footprint, so it does not pull the sofa's goal toward it."""
+    from vlkng_ros.core.model import Relation
+
+    mem = make_memory(tmp_path)
+    try:
+        add_objects(mem, [
+            {"id": "o-sofa", "label": "sofa", "description": "a green sofa", "position": (3.3, -3.4),
+             "position_var": 0.25, "seen": [10, 11, 12, 13], "affordances": ["sit on"]},
+            {"id": "o-chair", "label": "chair", "description": "a brown chair", "position": (2.05, -0.55),
+             "position_var": 0.09, "seen": list(range(20, 40)), "affordances": ["sit on"]},
+        ])
+        mem.graph.apply_merge("home#000001", [], [Relation("o-chair", "on", "o-sofa", [T0 + s * SEC for s in (20, 21)], "home")])
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where did I see the couch?"))
+        assert res.found and res.target_object_id == "o-sofa"
+        assert math.hypot(res.goal.x - 3.3, res.goal.y + 3.4) < 0.5
+    finally:
+        mem.close()
+
+
 def test_the_evidence_leads_with_the_answers_object():
     """A retrieval score can be highest for an object under the relevance floor (the table for
     "where should I put the milk?"); the reply's evidence still starts with the answer's object."""

@@ -28,6 +28,7 @@ MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighti
 SUPPORT_PREDICATES = ("on", "in", "under")  # what stands on, lies in or under an object is inside its footprint
 SUPPORT_FOOTPRINT_VAR = 0.25  # m^2: ... somewhere on it (~0.5 m from its centre)
 SUPPORT_MIN_SIGHTINGS = 2
+SUPPORT_GATE_SIGMAS = 3.0  # ... and only where it could be on it: within 3 sigma of the footprint
 SUPPORT_RELATION_LIMIT = 60
 GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
 GOAL_PICK_RADIUS_M = 3.0  # ... and lying this close to it (else they are other objects of that kind)
@@ -196,7 +197,7 @@ def merged_position(sub: Subgraph, target_id: str,
     Objects perceived on, in or under the target (``supported``: the TV on the TV stand) lie inside its
     footprint: each counts as one more estimate of the target's place, looser by
     SUPPORT_FOOTPRINT_VAR (a big piece of furniture seen from one spot has a loose range; the
-    small things on it are often pinned down well)."""
+    small things on it are often pinned down well), unless it lies too far to be on it."""
     node = sub.objects.get(target_id)
     if node is None or node.position is None:
         return None
@@ -206,11 +207,22 @@ def merged_position(sub: Subgraph, target_id: str,
                  and (other.id == node.id or math.hypot(other.position[0] - ox, other.position[1] - oy) <= GOAL_MERGE_M)]
     estimates += [(item.position, len(item.observations) / (max(float(item.position_var or 0.0), MIN_POSITION_VAR)
                                                             + SUPPORT_FOOTPRINT_VAR))
-                  for item in supported or [] if item.position is not None and item.id != node.id]
+                  for item in supported or [] if item.position is not None and item.id != node.id
+                  and _within_footprint(node, item)]
     sw = sum(w for _, w in estimates)
     if sw <= 0:
         return ox, oy
     return (sum(w * p[0] for p, w in estimates) / sw, sum(w * p[1] for p, w in estimates) / sw)
+
+
+def _within_footprint(node: ObjectNode, item: ObjectNode) -> bool:
+    """Could ``item`` stand on, in or under ``node``, given both positions' uncertainty? A chair
+    2.9 m from a well-placed sofa is not on it, whatever one noisy relation said."""
+    assert node.position is not None and item.position is not None
+    d2 = (item.position[0] - node.position[0]) ** 2 + (item.position[1] - node.position[1]) ** 2
+    spread = (max(float(node.position_var or 0.0), MIN_POSITION_VAR) + max(float(item.position_var or 0.0), MIN_POSITION_VAR)
+              + SUPPORT_FOOTPRINT_VAR)
+    return d2 <= SUPPORT_GATE_SIGMAS ** 2 * spread
 
 
 def supported_objects(memory: "Memory", target_id: str) -> list[ObjectNode]:
