@@ -12,7 +12,7 @@ from vlkng_ros.core.config import CaptureConfig
 from vlkng_ros.core.geometry import (Ray, RayAccumulator, bottom_hidden, floor_range_factor, ray_for,
                                      triangulate)
 from vlkng_ros.core.model import CameraModel, Keyframe, Pose
-from views import floor_box
+from views import floor_box, pitched_floor_point
 
 NS = 1_000_000_000
 
@@ -196,3 +196,16 @@ def test_implied_camera_height_and_older_accumulators():
     assert not old.has_floor and old.implied_camera_height((x, y)) is None
     assert old.solve(0.8)[0] == pytest.approx(acc.solve()[0])
     assert len(acc.to_list()) == RayAccumulator.SIZE and RayAccumulator(acc.to_list()).to_list() == acc.to_list()
+
+
+def test_a_camera_looking_down_ranges_the_floor_with_its_pitch():
+    """A camera 0.4 m up looking down 12 degrees (a small robot's): the bottom of an object 3 m
+    ahead and 1 m to the left is far below the principal point. Taken as level, the range comes
+    out about half; with the pitch it is right."""
+    pitch = math.radians(12.0)
+    u, v = pitched_floor_point(CAM, 3.0, 1.0, 0.4, pitch)
+    box = (u - 30.0, v - 60.0, u + 30.0, v)
+    assert 0.4 * floor_range_factor(box, CAM, pitch) == pytest.approx(math.hypot(3.0, 1.0), rel=1e-6)
+    assert 0.4 * floor_range_factor(box, CAM) < 0.6 * math.hypot(3.0, 1.0)
+    # above the horizon of a camera looking UP (negative pitch) the same pixel is no floor at all
+    assert floor_range_factor((u - 30.0, 200.0, u + 30.0, 250.0), CAM, math.radians(-5.0)) == 0.0

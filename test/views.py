@@ -18,3 +18,12 @@ def floor_box(camera: CameraModel, pose: Pose, target: tuple[float, float], came
     half = camera.fx * width_m / 2.0 / depth
     bottom = camera.cy + camera.fy * camera_height / depth
     return (u - half, bottom - camera.fy * height_m / depth, u + half, bottom)
+
+
+def pitched_floor_point(camera: CameraModel, forward_m: float, lateral_m: float, camera_height: float,
+                        pitch_rad: float) -> tuple[float, float]:
+    """Pixel (u, v) of a floor point ``forward_m`` ahead and ``lateral_m`` to the left of a camera
+    ``camera_height`` above the floor that looks down by ``pitch_rad``."""
+    depth = forward_m * math.cos(pitch_rad) + camera_height * math.sin(pitch_rad)
+    down = -forward_m * math.sin(pitch_rad) + camera_height * math.cos(pitch_rad)
+    return camera.cx - camera.fx * lateral_m / depth, camera.cy + camera.fy * down / depth

@@ -35,6 +35,8 @@ class CaptureConfig:
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
                                      "objects; 0 = estimate it from the tour, -1 = no floor ranging.")
+    camera_pitch_deg: float = _f(0.0, "Camera pitch below the horizontal (deg, looking down > 0), for "
+                                      "floor-contact ranging.")
 
 
 @dataclass

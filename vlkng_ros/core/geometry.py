@@ -58,18 +58,22 @@ def cut_by_border(bbox: BBox, camera: CameraModel) -> bool:
     return bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
 
 
-def floor_range_factor(bbox: BBox, camera: CameraModel) -> float:
+def floor_range_factor(bbox: BBox, camera: CameraModel, pitch_rad: float = 0.0) -> float:
     """Map-plane distance to the box's bottom centre per metre of camera height, if that edge
-    touches a flat floor: forward depth is fy * height / (v - cy), and the ray is longer by
-    1 / cos(bearing). 0.0 where it cannot be floor contact: the bottom is cut by the image, or it
-    lies at or above the horizon (or so near it that the range is meaningless)."""
+    touches a flat floor (level camera: forward depth fy * height / (v - cy), the ray longer by
+    1 / cos(bearing)). ``pitch_rad``: the camera looks down by this much. 0.0 where it cannot be
+    floor contact: the bottom is cut by the image, or it lies at or above the horizon (or so near
+    it that the range is meaningless)."""
     if bbox[3] >= camera.height - BORDER_PX:
         return 0.0
-    depression = (bbox[3] - camera.cy) / camera.fy
-    if depression < MIN_FLOOR_DEPRESSION:
-        return 0.0
+    down = (bbox[3] - camera.cy) / camera.fy  # the pixel ray (x, down, 1) in the camera frame
     lateral = ((bbox[0] + bbox[2]) / 2.0 - camera.cx) / camera.fx
-    return math.sqrt(1.0 + lateral * lateral) / depression
+    # the ray in the level frame: forward and downward components per unit of optical depth
+    forward = math.cos(pitch_rad) - down * math.sin(pitch_rad)
+    depression = math.sin(pitch_rad) + down * math.cos(pitch_rad)
+    if depression < MIN_FLOOR_DEPRESSION or forward <= 0.0:
+        return 0.0
+    return math.hypot(forward, lateral) / depression
 
 
 def bottom_hidden(bbox: BBox, others: list[BBox]) -> bool:
@@ -88,12 +92,13 @@ def bottom_hidden(bbox: BBox, others: list[BBox]) -> bool:
     return False
 
 
-def ray_for(pose: Pose, bbox: BBox, camera: CameraModel, on_floor: bool = False) -> Ray:
+def ray_for(pose: Pose, bbox: BBox, camera: CameraModel, on_floor: bool = False, pitch_rad: float = 0.0) -> Ray:
     """The bearing ray of a box; ``on_floor``: the caller knows nothing rules out that the box
-    bottom is the object's floor contact, so it also carries a range (``floor_range_factor``)."""
+    bottom is the object's floor contact, so it also carries a range (``floor_range_factor``).
+    The bearing takes the camera as level (a pitch of a few degrees moves it very little)."""
     u = (bbox[0] + bbox[2]) / 2.0
     return Ray((pose.x, pose.y), pose.yaw + camera.bearing(u), BORDER_WEIGHT if cut_by_border(bbox, camera) else 1.0,
-               floor_range_factor(bbox, camera) if on_floor else 0.0)
+               floor_range_factor(bbox, camera, pitch_rad) if on_floor else 0.0)
 
 
 class RayAccumulator:

@@ -186,6 +186,7 @@ class StoaMerger:
             for stamp, box in o.boxes.items():
                 boxes_at[stamp].append(box)
         resting = {r.subject for r in chunk.relations if r.predicate.strip().lower() in RESTS_ON_PREDICATES}
+        pitch = math.radians(self.cfg.capture.camera_pitch_deg)
         news = []
         for o, v, lv in zip(objs, vecs, label_vecs):
             rays = RayAccumulator()
@@ -198,7 +199,8 @@ class StoaMerger:
                 kf = keyframes.get(stamp)
                 if kf is not None and kf.pose is not None:
                     cam = self.camera_for(chunk.tour_id, kf.width, kf.height)
-                    rays.add(ray_for(kf.pose, box, cam, on_floor=may_stand and not bottom_hidden(box, boxes_at[stamp])))
+                    rays.add(ray_for(kf.pose, box, cam, on_floor=may_stand and not bottom_hidden(box, boxes_at[stamp]),
+                                     pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(_angular_width(cam, box))
             est = rays.solve(self.camera_height)
