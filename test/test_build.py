@@ -204,6 +204,9 @@ def test_cli_build_stats_export(tours, tmp_path, capsys):
     assert {"objects", "relations", "keyframes", "tours", "association"} <= set(stats)
     assert set(stats["association"]) >= {"precision", "recall", "f1", "fragmentation"}
     assert stats["association"]["f1"] >= 0.9  # exact perception: association is easy
+    # the simulated camera is 1.0 m above the floor; the estimate aims at object centres, a little behind their near faces
+    assert stats["camera_height_source"] == "estimated" and 0.9 <= stats["camera_height_m"] <= 1.2
+    assert stats["floor_ranged_objects"] >= 3
     out = tmp_path / "g.json"
     assert cli_main(["export", mem, "--format", "json", "-o", str(out)]) == 0
     g = json.loads(out.read_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ._common import add_config_args, config_from_args, print_json
@@ -39,10 +40,26 @@ def memory_stats(memory, tour_dirs: list[str]) -> dict:
         association = association_scores(match_observations(objects, annotations))
     multi_tour = sum(1 for o in objects if len(o.tours) > 1)
     return {"objects": len(objects), "relations": graph.count_relations(),
+            **floor_ranging_stats(memory, objects),
             "keyframes": graph.count_keyframes(), "tours": len(graph.tours()),
             "tour_ids": graph.tours(), "objects_in_several_tours": multi_tour,
             "observations": sum(len(o.observations) for o in objects),
             "association": association, "scored_tours": sorted(annotations)}
+
+
+def floor_ranging_stats(memory, objects: list) -> dict:
+    """The camera height floor ranging uses (given in the config, or estimated from the tour)
+    and how many objects it ranges: a user checks the estimate against the robot's URDF."""
+    from ..core.geometry import RayAccumulator
+    from ..core.stoa import CAMERA_HEIGHT_META, CAMERA_HEIGHT_SAMPLES_META
+
+    given = memory.cfg.capture.camera_height_m
+    raw = memory.graph.get_meta(CAMERA_HEIGHT_META)
+    samples = memory.graph.get_meta(CAMERA_HEIGHT_SAMPLES_META)
+    height, source = (given, "config") if given > 0 else (float(raw), "estimated") if raw and given == 0 else (None, "")
+    return {"camera_height_m": height, "camera_height_source": source,
+            "camera_height_samples": len(json.loads(samples)) if samples else 0,
+            "floor_ranged_objects": sum(1 for o in objects if o.ray_stats and RayAccumulator(o.ray_stats).has_floor)}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,6 +76,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"relations: {stats['relations']}")
     print(f"keyframes: {stats['keyframes']}")
     print(f"tours:     {stats['tours']} ({', '.join(stats['tour_ids'])})")
+    if stats["camera_height_m"] is not None:
+        how = ("from capture.camera_height_m" if stats["camera_height_source"] == "config"
+               else f"estimated from {stats['camera_height_samples']} objects")
+        print(f"camera:    {stats['camera_height_m']:.2f} m above the floor ({how}); "
+              f"{stats['floor_ranged_objects']} objects ranged by floor contact")
+    else:
+        print(f"camera:    height unknown: floor ranging off or not estimated yet "
+              f"({stats['camera_height_samples']} objects placed by bearings so far)")
     a = stats["association"]
     if a.get("f1") is not None:
         print(f"association vs annotations of {', '.join(stats['scored_tours'])}: "
