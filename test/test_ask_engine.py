@@ -235,6 +235,42 @@ def test_a_relation_that_cannot_be_true_does_not_move_the_goal(tmp_path):
         mem.close()
 
 
+@pytest.mark.parametrize("related", [True, False])
+def test_a_far_small_thing_seen_from_one_spot_is_placed_on_what_it_stands_on(tmp_path, related):
+    """A toaster seen only from (0, 0) while the robot turned: its bearings meet at the camera, so
+    its node sits at the range prior, 2.5 m along the line to it (true place 4.6 m off). It was
+    seen on the counter, which is well placed: the goal goes where its bearings cross the counter.
+    Without the relation it stays where its bearings alone put it."""
+    from dataclasses import replace
+
+    from vlkng_ros.core.geometry import Ray, RayAccumulator
+    from vlkng_ros.core.model import Relation
+
+    truth = (4.4, 1.3)
+    rays = RayAccumulator()
+    for wobble in (-0.01, 0.0, 0.01):
+        rays.add(Ray((0.0, 0.0), math.atan2(truth[1], truth[0]) + wobble))
+    (px, py), var = rays.solve()
+    assert math.dist((px, py), truth) > 1.5 and var > 0.5
+    mem = make_memory(tmp_path)
+    try:
+        add_objects(mem, [
+            {"id": "o-toaster", "label": "toaster", "description": "a silver toaster", "position": (px, py),
+             "position_var": var, "seen": [10, 11, 12], "affordances": ["toast bread"]},
+            {"id": "o-counter", "label": "counter", "description": "a white counter", "position": (4.5, 1.5),
+             "position_var": 0.05, "seen": list(range(20, 30)), "affordances": ["put things on"]},
+        ])
+        toaster = replace(mem.graph.get_objects(["o-toaster"])[0], ray_stats=rays.to_list())
+        rels = [Relation("o-toaster", "on", "o-counter", [T0 + s * SEC for s in (10, 11)], "home")] if related else []
+        mem.graph.apply_merge("home#000001", [toaster], rels)
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where did I see the toaster?"))
+        assert res.found and res.target_object_id == "o-toaster"
+        error = math.hypot(res.goal.x - truth[0], res.goal.y - truth[1])
+        assert (error < 0.5) if related else (error > 1.5)
+    finally:
+        mem.close()
+
+
 def test_the_evidence_leads_with_the_answers_object():
     """A retrieval score can be highest for an object under the relevance floor (the table for
     "where should I put the milk?"); the reply's evidence still starts with the answer's object."""

@@ -51,12 +51,11 @@ def floor_ranging_stats(memory, objects: list) -> dict:
     """The camera height floor ranging uses (given in the config, or estimated from the tour)
     and how many objects it ranges: a user checks the estimate against the robot's URDF."""
     from ..core.geometry import RayAccumulator
-    from ..core.stoa import CAMERA_HEIGHT_META, CAMERA_HEIGHT_SAMPLES_META
+    from ..core.stoa import CAMERA_HEIGHT_SAMPLES_META, memory_camera_height
 
-    given = memory.cfg.capture.camera_height_m
-    raw = memory.graph.get_meta(CAMERA_HEIGHT_META)
+    height = memory_camera_height(memory, memory.cfg)
     samples = memory.graph.get_meta(CAMERA_HEIGHT_SAMPLES_META)
-    height, source = (given, "config") if given > 0 else (float(raw), "estimated") if raw and given == 0 else (None, "")
+    source = "" if height is None else "config" if memory.cfg.capture.camera_height_m > 0 else "estimated"
     return {"camera_height_m": height, "camera_height_source": source,
             "camera_height_samples": len(json.loads(samples)) if samples else 0,
             "floor_ranged_objects": sum(1 for o in objects if o.ray_stats and RayAccumulator(o.ray_stats).has_floor)}

@@ -186,9 +186,12 @@ class RayAccumulator:
             return None
         return float((self.floor_gd @ np.asarray(xy, dtype=float) - self.floor_gp) / self.floor_gg)
 
-    def solve(self, camera_height: float | None = None) -> tuple[tuple[float, float], float] | None:
+    def solve(self, camera_height: float | None = None,
+              anchor: tuple[tuple[float, float], float] | None = None) -> tuple[tuple[float, float], float] | None:
         """((x, y), variance m^2) or None without rays. ``camera_height`` (m) turns the floor
-        rays' ranges on; without it only bearings and the prior count."""
+        rays' ranges on; without it only bearings and the prior count. ``anchor`` ((x, y),
+        variance): a place the object is known to be near (the table it stands on), which gives
+        the range instead of the prior."""
         if self.n == 0:
             return None
         floor = bool(camera_height and camera_height > 0.0 and self.has_floor)
@@ -196,9 +199,15 @@ class RayAccumulator:
             h = float(camera_height)  # type: ignore[arg-type]
             a = self.a + self.floor_dd / h ** 2
             rhs = self.b + self.floor_dp / h ** 2 + self.floor_gd / h
-        else:
+        elif anchor is None:
             a = self.a + PRIOR_WEIGHT * self.prior_w * np.eye(2)
             rhs = self.b + PRIOR_WEIGHT * self.prior_b
+        else:
+            a, rhs = self.a, self.b
+        if anchor is not None:
+            k = BEARING_PERP_VAR / max(anchor[1], MIN_PERP_VAR)
+            a = a + k * np.eye(2)
+            rhs = rhs + k * np.asarray(anchor[0], dtype=float)
         xy = np.linalg.solve(a, rhs)
         # weighted mean squared perpendicular residual of the rays at the solution
         resid = self.residual_at((float(xy[0]), float(xy[1])))

@@ -88,6 +88,16 @@ class _New:
     views: list[tuple[Pose, CameraModel]] = field(default_factory=list)  # where it was seen from
 
 
+def memory_camera_height(memory: Memory, cfg: VlkngConfig) -> float | None:
+    """The camera height floor ranging uses: ``capture.camera_height_m`` when given (> 0), the
+    memory's estimate with the default 0 (None before there is one), None when off (< 0)."""
+    given = cfg.capture.camera_height_m
+    if given != 0.0:
+        return given if given > 0.0 else None
+    raw = memory.graph.get_meta(CAMERA_HEIGHT_META)
+    return float(raw) if raw else None
+
+
 def object_id_for(chunk_id: str, local_id: str) -> str:
     """Deterministic global id of an object first created from (chunk, local id)."""
     return "obj-" + hashlib.sha1(f"{chunk_id}/{local_id}".encode()).hexdigest()[:12]
@@ -124,10 +134,8 @@ class StoaMerger:
         self._emb = _EmbeddingCache(lambda ts: memory.text_embedder.embed_texts(ts))
         self._lexicon = make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir)
         self.llm_usage = LLMUsage()
-        given = cfg.capture.camera_height_m
-        self._floor_ranging = given >= 0.0
-        raw = memory.graph.get_meta(CAMERA_HEIGHT_META) if given == 0.0 else None
-        self.camera_height: float | None = given if given > 0.0 else float(raw) if raw else None
+        self._floor_ranging = cfg.capture.camera_height_m >= 0.0
+        self.camera_height: float | None = memory_camera_height(memory, cfg)
         self._height_samples: dict[str, float] | None = None  # object id -> implied height (loaded lazily)
 
     # ----------------------------------------------------------------------------------------

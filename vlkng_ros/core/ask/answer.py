@@ -9,11 +9,12 @@ keyframes (anything else is dropped), and a malformed reply falls back to the of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from ..geometry import RayAccumulator
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..model import ObjectNode, Pose
 from .graph_retrieval import Subgraph
@@ -29,6 +30,8 @@ SUPPORT_PREDICATES = ("on", "in", "under")  # what stands on, lies in or under a
 SUPPORT_FOOTPRINT_VAR = 0.25  # m^2: ... somewhere on it (~0.5 m from its centre)
 SUPPORT_MIN_SIGHTINGS = 2
 SUPPORT_GATE_SIGMAS = 3.0  # ... and only where it could be on it: within 3 sigma of the footprint
+RESTS_ON = ("on", "in")  # a loosely placed object perceived on or in something better placed ...
+LOOSE_POSITION_VAR = 0.5  # m^2 ... (this loose) is placed where its bearings cross it
 SUPPORT_RELATION_LIMIT = 60
 GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
 GOAL_PICK_RADIUS_M = 3.0  # ... and lying this close to it (else they are other objects of that kind)
@@ -188,8 +191,8 @@ def _visit_bounds(obs: list, which: str) -> tuple[int, int] | None:
     return (stamps[0], end) if which == "first" else (end, stamps[0])
 
 
-def merged_position(sub: Subgraph, target_id: str,
-                    supported: list[ObjectNode] | None = None) -> tuple[float, float] | None:
+def merged_position(sub: Subgraph, target_id: str, supported: list[ObjectNode] | None = None,
+                    placed: ObjectNode | None = None) -> tuple[float, float] | None:
     """The target's position pooled with its likely duplicates: evidence objects with the same
     label whose positions lie within GOAL_MERGE_M of it (one physical object split into several
     nodes by association). Each counts by its observations over its position variance, so a
@@ -201,8 +204,9 @@ def merged_position(sub: Subgraph, target_id: str,
     node = sub.objects.get(target_id)
     if node is None or node.position is None:
         return None
-    ox, oy = node.position
-    estimates = [(other.position, support(other)) for other in sub.objects.values()
+    node = placed or node  # re-placed on what it stands on (placed_on_support)
+    ox, oy = node.position  # type: ignore[misc]
+    estimates = [(other.position, support(other)) for other in [*(o for o in sub.objects.values() if o.id != node.id), node]
                  if other.position is not None and other.label.lower() == node.label.lower()
                  and (other.id == node.id or math.hypot(other.position[0] - ox, other.position[1] - oy) <= GOAL_MERGE_M)]
     estimates += [(item.position, len(item.observations) / (max(float(item.position_var or 0.0), MIN_POSITION_VAR)
@@ -225,6 +229,32 @@ def _within_footprint(node: ObjectNode, item: ObjectNode) -> bool:
     return d2 <= SUPPORT_GATE_SIGMAS ** 2 * spread
 
 
+def placed_on_support(memory: "Memory", node: ObjectNode, camera_height: float | None) -> ObjectNode | None:
+    """A loosely placed object (seen from one spot: no range) perceived on or in something
+    better placed lies where its bearings cross that support's footprint: its bearings re-solved
+    with the support's place as the range (variance + footprint). None when it does not apply
+    (well placed already, no such support, or the support is off its bearings)."""
+    if not node.ray_stats or (node.position_var or 0.0) < LOOSE_POSITION_VAR:
+        return None
+    rels = memory.graph.relations_of([node.id], limit=SUPPORT_RELATION_LIMIT)
+    ids = sorted({r.object for r in rels if r.subject == node.id and r.object != node.id
+                  and r.predicate in RESTS_ON and len(r.stamps) >= SUPPORT_MIN_SIGHTINGS})
+    rays = RayAccumulator(node.ray_stats)
+    best: tuple[float, ObjectNode] | None = None
+    for other in memory.graph.get_objects(ids) if ids else []:
+        var = max(float(other.position_var or 0.0), MIN_POSITION_VAR) + SUPPORT_FOOTPRINT_VAR
+        if other.position is None or var - SUPPORT_FOOTPRINT_VAR >= (node.position_var or 0.0):
+            continue
+        if rays.residual_at(other.position) > SUPPORT_GATE_SIGMAS ** 2 * var:
+            continue  # not on this object's bearings: the relation, or one of the places, is wrong
+        if best is None or var < best[0]:
+            best = (var, other)
+    if best is None:
+        return None
+    est = rays.solve(camera_height, anchor=(best[1].position, best[0]))  # type: ignore[arg-type]
+    return replace(node, position=est[0], position_var=est[1]) if est else None
+
+
 def supported_objects(memory: "Memory", target_id: str) -> list[ObjectNode]:
     """What was seen on, in or under the object, in at least SUPPORT_MIN_SIGHTINGS frames (one noisy
     frame's relation says little). One indexed relation lookup and one object fetch."""
@@ -235,13 +265,14 @@ def supported_objects(memory: "Memory", target_id: str) -> list[ObjectNode]:
 
 
 def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str,
-              standoff_m: float = 0.15) -> tuple[Pose | None, str]:
+              standoff_m: float = 0.15, camera_height: float | None = None) -> tuple[Pose | None, str]:
     """Face the target from ``standoff_m`` (ask.goal_standoff_m) toward where it was seen from;
     else the best frame's pose; else none."""
     node = sub.objects.get(target_id)
     view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
     view = view or next((f.pose for f in frames if f.pose), None)
-    pooled = merged_position(sub, target_id, supported_objects(memory, target_id) if node is not None else None)
+    placed = placed_on_support(memory, node, camera_height) if node is not None else None
+    pooled = merged_position(sub, target_id, supported_objects(memory, target_id) if node is not None else None, placed)
     if node is not None and pooled is not None:
         ox, oy = pooled
         if view is not None:

@@ -40,6 +40,12 @@ class AskEngine:
         self._corpora: dict[str, tuple[int, Corpus]] = {}
         self._lock = threading.Lock()
 
+    def camera_height(self) -> float | None:
+        """For bearings re-solved at ask time (``answer.placed_on_support``)."""
+        from ..stoa import memory_camera_height
+
+        return memory_camera_height(self.memory, self.cfg)
+
     def warm_up(self) -> None:
         """Pay now what the first question would otherwise pay: the embedding model, the label
         and affordance vocabulary, the keyframe index of every tour, the vector index."""
@@ -134,7 +140,8 @@ class AskEngine:
         if found and target_id in sub.objects and not about:
             target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals) if time_rivals
                          else goal_target(sub, target_id))
-        goal, goal_source = goal_pose(self.memory, sub, frames, target_id, self.cfg.ask.goal_standoff_m) if found else (None, "")
+        goal, goal_source = goal_pose(self.memory, sub, frames, target_id, self.cfg.ask.goal_standoff_m,
+                                          self.camera_height()) if found else (None, "")
         timings["answer"] = time.perf_counter() - t0
         objs, rels = evidence(sub, lead=target_id if found else "")
         if not found:
