@@ -179,3 +179,28 @@ def test_an_activity_on_an_instance_finds_the_affordance_for_its_kind(kitchen):
     # the kind variant does not pull a question about drinking from the mug to the fridge
     assert engine.ask(AskRequest("Where did I see something I could drink coffee from?")).target_object_id == "o-mug"
     assert ask_without_lexicon(kitchen, "Where should I put the milk?").target_object_id != "o-fridge"
+
+
+def test_a_compound_the_lexicon_lacks_is_not_decided_by_its_head_alone(tmp_path):
+    """"Bedside table" is not in this WordNet, "table" is: a coffee table, a desk and a counter are
+    kinds of table, the nightstand (unknown to it) is not. The head's relations may not claim more
+    than the whole phrase's similarity, so the nightstand, which the embedding puts closest, is the
+    answer even though the coffee table was seen far more often."""
+    mem = make_memory(tmp_path / "bedroom")
+    try:
+        add_objects(mem, [
+            {"id": "o-night", "label": "nightstand", "description": "a medium white wood nightstand",
+             "attributes": {"color": "white", "material": "wood", "size": "medium"},
+             "position": (1.0, 5.0), "seen": [5, 6, 7], "affordances": ["put things on"]},
+            {"id": "o-coffee", "label": "coffee table", "description": "a medium brown wood coffee table",
+             "attributes": {"color": "brown", "material": "wood", "size": "medium"},
+             "position": (4.0, -2.0), "seen": list(range(20, 45)), "affordances": ["put things on"]},
+            {"id": "o-desk", "label": "desk", "description": "a large black wood desk", "position": (7.0, 1.0),
+             "seen": list(range(50, 70)), "affordances": ["work at"]},
+            {"id": "o-counter", "label": "counter", "description": "a large gray wood counter",
+             "position": (9.0, 4.0), "seen": list(range(80, 95)), "affordances": ["prepare food on", "put things on"]},
+        ])
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where can I find the bedside table?"))
+        assert res.found and res.target_object_id == "o-night"
+    finally:
+        mem.close()

@@ -35,6 +35,7 @@ SECONDARY_NAME_SHARE = 0.95  # a sense whose synset is headed by another word ("
 # weakest strength of "a name for it, or a kind of it" (synonym or hypernym, even of a secondary
 # sense); hyponyms stay below: "seat" is not one particular kind of seat
 KIND_OF_MIN = SECONDARY_NAME_SHARE * HYPERNYM_STRENGTH
+SYNONYM_MIN = SECONDARY_NAME_SHARE * SYNONYM_STRENGTH  # from here a relation is a synonym, below a kind
 MAX_SENSES = 4  # rare senses of a word ("chair" = professorship) add noise, not recall
 MAX_RELATED = 256  # cap on lemmas returned per term (a general word has hundreds of hyponyms)
 HYPERNYM_POINTERS = ("@", "@i")

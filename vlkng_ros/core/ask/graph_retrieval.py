@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import KIND_OF_MIN, Lexicon, NoLexicon, is_kind_of
+from ..lexicon import KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, is_kind_of
 from ..model import ObjectNode, Relation
 from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
 
@@ -241,9 +241,18 @@ class LabelIndex:
                 for lab, sim in zip(vocab, sims):
                     if sim >= max(LABEL_BEST_MIN, best - LABEL_BEST_MARGIN) and lab not in out:
                         out[lab] = float(sim)
+            direct = self.lexicon.related(phrase)
+            head = self.lexicon.related(toks[-1]) if len(toks) > 1 else {}
             for lab, sim in zip(vocab, sims):
                 strength = related.get(lab)
                 if strength is not None and strength < 1.0:
+                    if lab not in direct and head.get(lab, 1.0) < SYNONYM_MIN:
+                        # a kind of the compound's head only ("bedside table" -> the kinds of
+                        # "table"): the lexicon says it is a table, only the whole phrase can say
+                        # whether it is the bedside one, so it claims no more than the phrase's
+                        # similarity ("coffee table" no longer beats "nightstand"). Synonyms of the
+                        # head keep their strength ("leave my rucksack" -> backpack).
+                        strength = min(strength, float(sim))
                     out[lab] = max(out.get(lab, 0.0), strength + LEXICON_EMBED_TIEBREAK * float(sim))
         return out
 
