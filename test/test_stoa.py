@@ -289,3 +289,15 @@ def test_camera_height_is_estimated_from_well_seen_objects_and_places_the_rest(m
     assert math.dist(memory.graph.get_objects(r3.created)[0].position, (-4.0, 3.5)) > 1.0  # never floor-ranged
     # a restarted merger (node killed and restarted) picks the estimate up from the memory
     assert StoaMerger(memory, memory.cfg).camera_height == merger.camera_height
+
+
+def test_the_camera_height_estimate_needs_enough_objects_that_agree():
+    """Too few objects, or objects whose floor contacts disagree (things on furniture taken for
+    floor contact, an uneven floor), give no estimate: floor ranging then stays off."""
+    from vlkng_ros.core.stoa import robust_camera_height
+
+    assert robust_camera_height([1.0, 1.05, 0.98]) is None  # three objects: not enough
+    assert robust_camera_height([1.0, 1.05, 0.98, 1.1, 1.02]) == pytest.approx(1.02)
+    assert robust_camera_height([0.4, 1.0, 2.1, 0.7, 1.6, 0.3]) is None  # they disagree
+    # one object standing on a table among floor-standing ones does not move it much
+    assert robust_camera_height([1.0, 1.05, 0.98, 1.1, 1.02, 0.25]) == pytest.approx(1.01)

@@ -124,9 +124,14 @@ def visit_first(scored: list[FrameScore], node, pq: ParsedQuery) -> list[FrameSc
     return [scored[lead]] + scored[:lead] + scored[lead + 1:]
 
 
+def position_var(node: ObjectNode) -> float:
+    """The node's position variance (m^2), never below MIN_POSITION_VAR."""
+    return max(float(node.position_var or 0.0), MIN_POSITION_VAR)
+
+
 def support(node) -> float:
     """How well the memory knows where an object is: sightings over position variance."""
-    return len(node.observations) / max(float(node.position_var or 0.0), MIN_POSITION_VAR) if node.position else 0.0
+    return len(node.observations) / position_var(node) if node.position else 0.0
 
 
 def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
@@ -206,11 +211,10 @@ def merged_position(sub: Subgraph, target_id: str, supported: list[ObjectNode] |
         return None
     node = placed or node  # re-placed on what it stands on (placed_on_support)
     ox, oy = node.position  # type: ignore[misc]
-    estimates = [(other.position, support(other)) for other in [*(o for o in sub.objects.values() if o.id != node.id), node]
-                 if other.position is not None and other.label.lower() == node.label.lower()
-                 and (other.id == node.id or math.hypot(other.position[0] - ox, other.position[1] - oy) <= GOAL_MERGE_M)]
-    estimates += [(item.position, len(item.observations) / (max(float(item.position_var or 0.0), MIN_POSITION_VAR)
-                                                            + SUPPORT_FOOTPRINT_VAR))
+    duplicates = [o for o in sub.objects.values() if o.id != node.id and o.position is not None
+                  and o.label.lower() == node.label.lower() and math.dist(o.position, (ox, oy)) <= GOAL_MERGE_M]
+    estimates = [(other.position, support(other)) for other in [node, *duplicates]]
+    estimates += [(item.position, len(item.observations) / (position_var(item) + SUPPORT_FOOTPRINT_VAR))
                   for item in supported or [] if item.position is not None and item.id != node.id
                   and _within_footprint(node, item)]
     sw = sum(w for _, w in estimates)
@@ -224,9 +228,7 @@ def _within_footprint(node: ObjectNode, item: ObjectNode) -> bool:
     2.9 m from a well-placed sofa is not on it, whatever one noisy relation said."""
     assert node.position is not None and item.position is not None
     d2 = (item.position[0] - node.position[0]) ** 2 + (item.position[1] - node.position[1]) ** 2
-    spread = (max(float(node.position_var or 0.0), MIN_POSITION_VAR) + max(float(item.position_var or 0.0), MIN_POSITION_VAR)
-              + SUPPORT_FOOTPRINT_VAR)
-    return d2 <= SUPPORT_GATE_SIGMAS ** 2 * spread
+    return d2 <= SUPPORT_GATE_SIGMAS ** 2 * (position_var(node) + position_var(item) + SUPPORT_FOOTPRINT_VAR)
 
 
 def placed_on_support(memory: "Memory", node: ObjectNode, camera_height: float | None) -> ObjectNode | None:
@@ -242,9 +244,9 @@ def placed_on_support(memory: "Memory", node: ObjectNode, camera_height: float |
     rays = RayAccumulator(node.ray_stats)
     best: tuple[float, ObjectNode] | None = None
     for other in memory.graph.get_objects(ids) if ids else []:
-        var = max(float(other.position_var or 0.0), MIN_POSITION_VAR) + SUPPORT_FOOTPRINT_VAR
-        if other.position is None or var - SUPPORT_FOOTPRINT_VAR >= (node.position_var or 0.0):
+        if other.position is None or position_var(other) >= position_var(node):
             continue
+        var = position_var(other) + SUPPORT_FOOTPRINT_VAR
         if rays.residual_at(other.position) > SUPPORT_GATE_SIGMAS ** 2 * var:
             continue  # not on this object's bearings: the relation, or one of the places, is wrong
         if best is None or var < best[0]:
