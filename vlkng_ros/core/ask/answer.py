@@ -16,7 +16,7 @@ import numpy as np
 
 from ..geometry import RayAccumulator
 from ..llm.base import LLM, LLMError, LLMUsage
-from ..model import ObjectNode, Pose
+from ..model import ObjectNode, Pose, Relation
 from .graph_retrieval import Subgraph
 from .query import ParsedQuery
 from .types import EvidenceObject, EvidenceRelation, RankedFrame
@@ -231,16 +231,25 @@ def _within_footprint(node: ObjectNode, item: ObjectNode) -> bool:
     return d2 <= SUPPORT_GATE_SIGMAS ** 2 * (position_var(node) + position_var(item) + SUPPORT_FOOTPRINT_VAR)
 
 
-def placed_on_support(memory: "Memory", node: ObjectNode, camera_height: float | None) -> ObjectNode | None:
+def _partners(rels: list[Relation], target_id: str, predicates: tuple[str, ...], target_is_subject: bool) -> list[str]:
+    """Ids of what stands in one of ``predicates`` to the target (the target as subject: what it
+    is on; as object: what is on it), seen in at least SUPPORT_MIN_SIGHTINGS frames (one noisy
+    frame's relation says little)."""
+    return sorted({(r.object if target_is_subject else r.subject) for r in rels
+                   if (r.subject if target_is_subject else r.object) == target_id and r.subject != r.object
+                   and r.predicate in predicates and len(r.stamps) >= SUPPORT_MIN_SIGHTINGS})
+
+
+def placed_on_support(memory: "Memory", node: ObjectNode, rels: list[Relation],
+                      camera_height: Callable[[], float | None]) -> ObjectNode | None:
     """A loosely placed object (seen from one spot: no range) perceived on or in something
     better placed lies where its bearings cross that support's footprint: its bearings re-solved
     with the support's place as the range (variance + footprint). None when it does not apply
-    (well placed already, no such support, or the support is off its bearings)."""
+    (well placed already, no such support, or the support is off its bearings). ``rels``: the
+    node's relations; ``camera_height`` is only asked for when the bearings are re-solved."""
     if not node.ray_stats or (node.position_var or 0.0) < LOOSE_POSITION_VAR:
         return None
-    rels = memory.graph.relations_of([node.id], limit=SUPPORT_RELATION_LIMIT)
-    ids = sorted({r.object for r in rels if r.subject == node.id and r.object != node.id
-                  and r.predicate in RESTS_ON and len(r.stamps) >= SUPPORT_MIN_SIGHTINGS})
+    ids = _partners(rels, node.id, RESTS_ON, target_is_subject=True)
     rays = RayAccumulator(node.ray_stats)
     best: tuple[float, ObjectNode] | None = None
     for other in memory.graph.get_objects(ids) if ids else []:
@@ -253,28 +262,30 @@ def placed_on_support(memory: "Memory", node: ObjectNode, camera_height: float |
             best = (var, other)
     if best is None:
         return None
-    est = rays.solve(camera_height, anchor=(best[1].position, best[0]))  # type: ignore[arg-type]
+    est = rays.solve(camera_height(), anchor=(best[1].position, best[0]))  # type: ignore[arg-type]
     return replace(node, position=est[0], position_var=est[1]) if est else None
 
 
-def supported_objects(memory: "Memory", target_id: str) -> list[ObjectNode]:
-    """What was seen on, in or under the object, in at least SUPPORT_MIN_SIGHTINGS frames (one noisy
-    frame's relation says little). One indexed relation lookup and one object fetch."""
-    rels = memory.graph.relations_of([target_id], limit=SUPPORT_RELATION_LIMIT)
-    ids = sorted({r.subject for r in rels if r.object == target_id and r.subject != target_id
-                  and r.predicate in SUPPORT_PREDICATES and len(r.stamps) >= SUPPORT_MIN_SIGHTINGS})
+def supported_objects(memory: "Memory", target_id: str, rels: list[Relation]) -> list[ObjectNode]:
+    """What was seen on, in or under the object (``rels``: its relations). One object fetch."""
+    ids = _partners(rels, target_id, SUPPORT_PREDICATES, target_is_subject=False)
     return memory.graph.get_objects(ids) if ids else []
 
 
 def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str,
-              standoff_m: float = 0.15, camera_height: float | None = None) -> tuple[Pose | None, str]:
+              standoff_m: float = 0.15,
+              camera_height: Callable[[], float | None] = lambda: None) -> tuple[Pose | None, str]:
     """Face the target from ``standoff_m`` (ask.goal_standoff_m) toward where it was seen from;
-    else the best frame's pose; else none."""
+    else the best frame's pose; else none. ``camera_height``: read only if bearings are re-solved."""
     node = sub.objects.get(target_id)
     view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
     view = view or next((f.pose for f in frames if f.pose), None)
-    placed = placed_on_support(memory, node, camera_height) if node is not None else None
-    pooled = merged_position(sub, target_id, supported_objects(memory, target_id) if node is not None else None, placed)
+    placed = supported = None
+    if node is not None:  # one relation lookup serves both directions
+        rels = memory.graph.relations_of([target_id], limit=SUPPORT_RELATION_LIMIT)
+        placed = placed_on_support(memory, node, rels, camera_height)
+        supported = supported_objects(memory, target_id, rels)
+    pooled = merged_position(sub, target_id, supported, placed)
     if node is not None and pooled is not None:
         ox, oy = pooled
         if view is not None:

@@ -141,7 +141,7 @@ class AskEngine:
             target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals) if time_rivals
                          else goal_target(sub, target_id))
         goal, goal_source = goal_pose(self.memory, sub, frames, target_id, self.cfg.ask.goal_standoff_m,
-                                          self.camera_height()) if found else (None, "")
+                                          self.camera_height) if found else (None, "")
         timings["answer"] = time.perf_counter() - t0
         objs, rels = evidence(sub, lead=target_id if found else "")
         if not found:

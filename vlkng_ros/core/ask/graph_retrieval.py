@@ -215,7 +215,7 @@ class LabelIndex:
         store's top-k payload labels, kept when their embedding is close enough."""
         toks = words(phrase)
         out = {lab: 1.0 for lab in {phrase, singular(phrase)} if lab}
-        related = self.lexical_relations(phrase)
+        related, head_kinds = self.lexical_relations(phrase)
         if len(toks) > 1:
             # the head noun alone ("table" of "bedside table") is a candidate, as close as its
             # embedding is to the whole phrase: "nightstand" can then beat "table". A compound
@@ -241,12 +241,10 @@ class LabelIndex:
                 for lab, sim in zip(vocab, sims):
                     if sim >= max(LABEL_BEST_MIN, best - LABEL_BEST_MARGIN) and lab not in out:
                         out[lab] = float(sim)
-            direct = self.lexicon.related(phrase)
-            head = self.lexicon.related(toks[-1]) if len(toks) > 1 else {}
             for lab, sim in zip(vocab, sims):
                 strength = related.get(lab)
                 if strength is not None and strength < 1.0:
-                    if lab not in direct and head.get(lab, 1.0) < SYNONYM_MIN:
+                    if lab in head_kinds:
                         # a kind of the compound's head only ("bedside table" -> the kinds of
                         # "table"): the lexicon says it is a table, only the whole phrase can say
                         # whether it is the bedside one, so it claims no more than the phrase's
@@ -276,16 +274,22 @@ class LabelIndex:
         known = [lab for lab in labels if KIND_OF_MIN <= related.get(lab, 0.0) < 1.0 and lab in vocab]
         return max(known, key=lambda lab: (labels[lab], lab), default="")
 
-    def lexical_relations(self, phrase: str) -> dict[str, float]:
-        """Lexicon words related to the phrase or, for a compound, to its head noun (weaker)."""
-        related = dict(self.lexicon.related(phrase))
+    def lexical_relations(self, phrase: str) -> tuple[dict[str, float], set[str]]:
+        """Lexicon words related to the phrase or, for a compound, to its head noun (weaker);
+        and those related only as kinds of the head (not the phrase, not a synonym of the head:
+        the coffee table of "bedside table"), which the caller weighs by the whole phrase."""
+        direct = self.lexicon.related(phrase)
+        related = dict(direct)
+        head_kinds: set[str] = set()
         toks = words(phrase)
         if len(toks) > 1:
             for lab, strength in self.lexicon.related(toks[-1]).items():
                 if strength >= 1.0:  # the head itself: matched by embedding above, not by rule
                     continue
                 related[lab] = max(related.get(lab, 0.0), LEXICON_HEAD_SHARE * min(strength, 0.9))
-        return related
+                if lab not in direct and strength < SYNONYM_MIN:
+                    head_kinds.add(lab)
+        return related, head_kinds
 
 
 def affordance_objects(text: str) -> list[str]:
