@@ -68,6 +68,18 @@ def test_reader_follows_synonyms_hypernyms_hyponyms(tmp_path, newline):
     assert lex.related("giraffe") == {"giraffe": 1.0}  # unknown word: only itself
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_phrase_with_no_entry_finds_what_it_defines(tmp_path, newline):
+    """No entry for "small sofa" or "long seat", but definitions start with them: a settee is
+    "a small sofa", a bench "a long seat" (kinds of the phrase). "long wooden" starts a definition
+    too, but a noun follows it there ("a long wooden bench"): not a genus."""
+    write_wndb(tmp_path, newline)
+    lex = WordNetLexicon(tmp_path)
+    assert lex.related("small sofa")["settee"] == HYPONYM_STRENGTH
+    assert lex.related("long seat")["bench"] == HYPONYM_STRENGTH
+    assert set(lex.related("long wooden")) == {"long wooden"}
+
+
 def test_a_word_leans_to_the_sense_it_heads(tmp_path):
     """'settee' names a kind of bench (as the second name of 'settle') and, alone, a kind of
     sofa: the sofa sense must weigh more."""
@@ -97,6 +109,10 @@ def test_installed_wordnet_knows_the_words_embeddings_miss():
     assert lex.related("WC").get("toilet", 0) > 0  # acronym written without dots
     assert lex.related("brolly").get("umbrella", 0) > 0
     assert lex.related("settee").get("sofa", 0) > lex.related("settee").get("bench", 0)
+    # what a thing can stand on/in/next to, and what it cannot (weather, time, acts)
+    assert [lex.names_a_thing(w) for w in ("desk", "kitchen", "plant", "rain", "night", "party")] == \
+        [True, True, True, False, False, False]
+    assert lex.names_a_thing("media console") is None and NoLexicon().names_a_thing("desk") is None
 
 
 @pytest.fixture(scope="module")
@@ -202,5 +218,53 @@ def test_a_compound_the_lexicon_lacks_is_not_decided_by_its_head_alone(tmp_path)
         ])
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Where can I find the bedside table?"))
         assert res.found and res.target_object_id == "o-night"
+    finally:
+        mem.close()
+
+
+def test_a_phrase_the_lexicon_only_knows_from_definitions(tmp_path):
+    """"Low table" has no WordNet entry, and the embedding puts the dining table closest (it says
+    "table"); WordNet defines a coffee table as "low table where magazines can be placed", so the
+    coffee table, seen less often, is the one to show."""
+    mem = make_memory(tmp_path / "living")
+    try:
+        add_objects(mem, [
+            {"id": "o-dining", "label": "table", "description": "a large brown wood table",
+             "attributes": {"color": "brown", "material": "wood", "size": "large"},
+             "position": (6.0, 2.0), "seen": list(range(20, 50)), "affordances": ["eat at", "put things on"]},
+            {"id": "o-coffee", "label": "coffee table", "description": "a medium black glass coffee table",
+             "attributes": {"color": "black", "material": "glass", "size": "medium"},
+             "position": (1.0, -2.0), "seen": [5, 6, 7, 8], "affordances": ["put things on"]},
+        ])
+        assert find_wordnet_dir() is not None
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Show me where the low table is."))
+        assert res.found and res.target_object_id == "o-coffee"
+    finally:
+        mem.close()
+
+
+def test_weather_in_a_question_is_what_the_thing_is_for_not_where_it_stands(tmp_path):
+    """"Something to keep me dry in the rain": "in the rain" reads like a relation, but rain is
+    no thing to stand in (WordNet: a phenomenon). Read as part of the activity, the umbrella's
+    "keep dry in the rain" matches; as "keep dry" alone, the often-seen towel ("dry off") won.
+    A relation to a real thing still counts ("the lamp next to the desk")."""
+    mem = make_memory(tmp_path / "hall")
+    try:
+        add_objects(mem, [
+            {"id": "o-towel", "label": "towel", "description": "a blue fabric towel", "position": (6.0, 2.0),
+             "seen": list(range(20, 45)), "affordances": ["dry hands with", "dry off"]},
+            {"id": "o-umbrella", "label": "umbrella", "description": "a black fabric umbrella",
+             "position": (1.0, -1.0), "seen": [5, 6, 7], "affordances": ["keep dry in the rain"]},
+            {"id": "o-desk", "label": "desk", "description": "a brown wood desk", "position": (9.0, 0.0),
+             "seen": [60, 61, 62], "affordances": ["work at"]},
+            {"id": "o-lamp1", "label": "lamp", "description": "a white lamp", "position": (9.0, 0.5),
+             "seen": [60, 61], "affordances": ["give light"]},
+            {"id": "o-lamp2", "label": "lamp", "description": "a white lamp", "position": (-4.0, 3.0),
+             "seen": [80, 81, 82, 83], "affordances": ["give light"]},
+        ], relations=[("o-lamp1", "next to", "o-desk")])
+        engine = AskEngine(mem, mem.cfg)
+        res = engine.ask(AskRequest("Where did I see something to keep me dry in the rain?"))
+        assert res.found and res.target_object_id == "o-umbrella"
+        assert engine.ask(AskRequest("Where is the lamp next to the desk?")).target_object_id == "o-lamp1"
     finally:
         mem.close()

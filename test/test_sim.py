@@ -181,3 +181,20 @@ def test_bad_arguments_are_clear_errors(tmp_path):
         generate_tour(tmp_path / "x", minutes=0.05, seed=1, move_objects=500, log_progress=False)
     with pytest.raises(ValueError, match="positive"):
         generate_tour(tmp_path / "y", minutes=0, log_progress=False)
+
+
+def test_a_first_sighting_is_the_first_visit_not_a_one_frame_glimpse():
+    """Glimpsed in one frame, lost for 0.6 s, then in view for 2 s; 4 s later seen again: "when I
+    first saw it" covers the glimpse and the view after it (one visit), not the later sighting."""
+    from types import SimpleNamespace
+
+    from vlkng_ros.core.sim.questions import _Asker
+
+    fps = 5.0
+    visible = [0] + list(range(4, 14)) + list(range(34, 40))
+    frames = [{"stamp_ns": k * 200_000_000, "place": "hallway",
+               "objects": [{"gt_track": "plant-1", "bbox": [0, 0, 40, 40]}] if k in visible else []}
+              for k in range(40)]
+    asker = _Asker(SimpleNamespace(by_track=dict), frames, np.random.default_rng(0), fps)
+    assert asker.first_visit("plant-1") == [0] + list(range(4, 14))
+    assert asker.intervals(asker.first_visit("plant-1")) == [[0, 0], [800_000_000, 2_600_000_000]]

@@ -197,6 +197,25 @@ def test_a_colour_read_differently_does_not_keep_a_well_localised_object_split(m
     assert memory.graph.count_objects() == 3
 
 
+def test_the_name_most_chunks_give_wins_over_the_first_chunks(memory):
+    """The first chunk calls an office chair "armchair" and reads its colour wrong; the next two
+    call it "chair" and "black". The node ends "a black chair" (one chunk's misreading is outvoted,
+    whichever came first), keeps "armchair" as a name it was sometimes given, and a later single
+    "armchair" does not flip it back."""
+    merger = StoaMerger(memory, memory.cfg)
+    spread = [Pose.from_xy_yaw(3.0, y, math.atan2(1.0 - y, 3.0)) for y in (-2.0, -0.5, 1.0, 2.5)]
+    readings = [("armchair", "brown"), ("chair", "black"), ("chair", "black"), ("armchair", "black")]
+    for i, (label, color) in enumerate(readings):
+        merger.merge(chunk_seeing(memory, "t", 10 * i, spread, {"o1": (label, (6.0, 1.0), {"color": color})}))
+        node = next(memory.graph.iter_objects())
+        if i == 0:
+            assert (node.label, node.attributes["color"], node.description) == ("armchair", "brown", "a brown armchair")
+    assert memory.graph.count_objects() == 1
+    assert (node.label, node.attributes["color"], node.description) == ("chair", "black", "a black chair")
+    assert node.label_votes == {"armchair": 2, "chair": 2} and "armchair" in node.labels_seen
+    assert node.attribute_votes["color"] == {"brown": 1, "black": 3}
+
+
 @pytest.mark.parametrize("lexicon,nodes", [("wordnet", 1), ("none", 2)])
 def test_a_synonym_only_the_lexicon_knows_keeps_one_node(memory, lexicon, nodes):
     """A VLM calls the same bag "backpack" in one chunk and "rucksack" in the next; the (hashing)

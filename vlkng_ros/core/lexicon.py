@@ -37,7 +37,16 @@ SECONDARY_NAME_SHARE = 0.95  # a sense whose synset is headed by another word ("
 KIND_OF_MIN = SECONDARY_NAME_SHARE * HYPERNYM_STRENGTH
 SYNONYM_MIN = SECONDARY_NAME_SHARE * SYNONYM_STRENGTH  # from here a relation is a synonym, below a kind
 MAX_SENSES = 4  # rare senses of a word ("chair" = professorship) add noise, not recall
+MAX_GENUS_SYNSETS = 16  # synsets one definition genus may name ("small table": console, nightstand, ...)
 MAX_RELATED = 256  # cap on lemmas returned per term (a general word has hundreds of hyponyms)
+# The genus of a definition: its first two words after an article, when a function word or the
+# end of the clause follows ("| a low table where ...", not "| a small table knife ...").
+GLOSS_GENUS = re.compile(rb"\| (?:an? |the )?([a-z]+ [a-z]+)(?:[,;:)]| *\r?$| (?:where|with|at|for|that|which|"
+                         rb"in|of|on|from|by|used|having|designed|usually|often|typically)\b)")
+# Lexicographer files of nouns that name tangible things or places (WordNet's lexnames):
+# animal, artifact, body, food, location, object, person, plant. Not: phenomenon ("rain"), time,
+# act, event, state, substance, attribute, ...
+TANGIBLE_LEXFILES = frozenset({5, 6, 8, 13, 15, 17, 18, 20})
 HYPERNYM_POINTERS = ("@", "@i")
 HYPONYM_POINTERS = ("~", "~i")
 
@@ -49,12 +58,20 @@ class Lexicon(Protocol):
 
     def related(self, term: str) -> dict[str, float]: ...
 
+    def names_a_thing(self, term: str) -> bool | None:
+        """Can the term be something a thing stands on, in or next to (an artifact, a plant, a
+        room...) rather than weather, time or an act? None when the lexicon does not know it."""
+        ...
+
 
 class NoLexicon:
     name = "none"
 
     def related(self, term: str) -> dict[str, float]:
         return {}
+
+    def names_a_thing(self, term: str) -> bool | None:
+        return None
 
 
 def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
@@ -68,6 +85,7 @@ class Synset:
     lemmas: tuple[str, ...]  # spaces, lower case
     hypernyms: tuple[int, ...]
     hyponyms: tuple[int, ...]
+    lexfile: int = 0  # WordNet's lexicographer file: 6 noun.artifact, 19 noun.phenomenon, ...
 
 
 def _lemma_key(text: str) -> str:
@@ -114,6 +132,9 @@ class WordNetLexicon:
         self._index: dict[str, tuple[int, ...]] | None = None
         self._positions: dict[int, int] = {}  # synset offset -> byte position in data.noun
         self._exceptions: dict[str, str] = {}
+        # two-word phrase a definition starts with -> the synsets it defines ("low table where
+        # magazines can be placed..." defines coffee table): the genus of a definition
+        self._genus: dict[str, list[int]] = {}
         self._synsets: dict[int, Synset] = {}
         self._related: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
@@ -144,7 +165,11 @@ class WordNetLexicon:
             with open(self.root / "data.noun", "rb") as fh:
                 for raw in fh:
                     if raw[:1].isdigit():
-                        self._positions[int(raw[:raw.index(b" ")])] = pos
+                        offset = int(raw[:raw.index(b" ")])
+                        self._positions[offset] = pos
+                        genus = GLOSS_GENUS.search(raw)
+                        if genus:
+                            self._genus.setdefault(genus.group(1).decode("latin-1").replace(" ", "_"), []).append(offset)
                     pos += len(raw)
             self._index = index
         return self._index
@@ -170,7 +195,7 @@ class WordNetLexicon:
                     hyper.append(int(target))
                 elif symbol in HYPONYM_POINTERS:
                     hypo.append(int(target))
-            hit = Synset(offset, lemmas, tuple(hyper), tuple(hypo))
+            hit = Synset(offset, lemmas, tuple(hyper), tuple(hypo), int(f[1]))
             if len(self._synsets) > 50_000:
                 self._synsets.clear()
             self._synsets[offset] = hit
@@ -195,6 +220,15 @@ class WordNetLexicon:
                 return _lemma_text(form), index[form]
         return "", ()
 
+    def names_a_thing(self, term: str) -> bool | None:
+        try:
+            _, offsets = self.senses(term)
+            if not offsets:
+                return None
+            return any(self.synset(o).lexfile in TANGIBLE_LEXFILES for o in offsets[:MAX_SENSES])
+        except (OSError, ValueError, IndexError, KeyError):
+            return None
+
     # -- the one question ----------------------------------------------------------------------
     def related(self, term: str) -> dict[str, float]:
         key = _lemma_key(term)
@@ -216,6 +250,13 @@ class WordNetLexicon:
                         for other in links:
                             for lemma in self.synset(other).lemmas:
                                 out[lemma] = max(out.get(lemma, 0.0), share * strength)
+                if not form and "_" in key:
+                    # a phrase WordNet has no entry for may still be how it defines things:
+                    # "low table" is the genus of coffee table's definition, so a coffee table
+                    # is a kind of low table
+                    for offset in self._genus.get(key, ())[:MAX_GENUS_SYNSETS]:
+                        for lemma in self.synset(offset).lemmas:
+                            out[lemma] = max(out.get(lemma, 0.0), HYPONYM_STRENGTH)
             except (OSError, ValueError, IndexError, KeyError) as e:  # a damaged file must not break /ask
                 log.warning("WordNet lookup of %r failed (%s); using embeddings only for it", term, e)
                 out = {}

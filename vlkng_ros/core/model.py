@@ -7,10 +7,18 @@ the map frame; boxes are ``(x1, y1, x2, y2)`` pixels of the image they were dete
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 BBox = tuple[float, float, float, float]
+
+
+def replace_word(text: str, old: str, new: str) -> str:
+    """``text`` with every whole-word ``old`` (any case) replaced by ``new``."""
+    if not text or not old:
+        return text
+    return re.sub(rf"\b{re.escape(old)}\b", new, text, flags=re.IGNORECASE)
 
 
 def clip_bbox(bbox: BBox | list[float], width: int, height: int) -> BBox | None:
@@ -220,6 +228,10 @@ class ObjectNode:
     # each new sighting refines the estimate at constant cost. Empty for objects made elsewhere.
     ray_stats: list[float] = field(default_factory=list)
     place_counts: dict[str, int] = field(default_factory=dict)  # keyframes it was seen in, per place
+    # How many chunks gave it each label / each attribute value: ``label`` and ``attributes`` are
+    # the majorities, so one chunk's misnaming ("armchair" for an office chair) is outvoted.
+    label_votes: dict[str, int] = field(default_factory=dict)
+    attribute_votes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def text(self) -> str:
         attrs = " ".join(v for _, v in sorted(self.attributes.items()) if v)

@@ -29,7 +29,7 @@ from .geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border,
 from .lexicon import is_kind_of, make_lexicon
 from .llm.base import LLM, LLMError, LLMUsage
 from .memory import Memory
-from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose, Relation
+from .model import CameraModel, ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose, Relation, replace_word
 
 log = logging.getLogger("vlkng.stoa")
 
@@ -377,6 +377,7 @@ class StoaMerger:
                 node = ObjectNode(
                     id=gid, label=o.label, description=o.description, attributes=dict(o.attributes),
                     affordances=list(o.affordances), labels_seen=[o.label],
+                    label_votes={o.label: 1}, attribute_votes={k: {v: 1} for k, v in o.attributes.items()},
                     places=_ranked(n.places), place_counts=dict(n.places),
                     first_seen_ns=first, last_seen_ns=last,
                     observations=obs, position=n.position, position_var=n.var if n.position else None,
@@ -625,10 +626,11 @@ def _absorb(keep: ObjectNode, gone: ObjectNode, camera_height: float | None) -> 
         est = acc.solve(camera_height)
         if est is not None:
             (position, var), ray_stats = est, acc.to_list()
-    attributes = dict(gone.attributes)
-    attributes.update(keep.attributes)
+    label_votes, attribute_votes = _add_votes(*_votes(keep), *_votes(gone))
+    for k, v in gone.attributes.items():  # a field only the absorbed node had
+        attribute_votes.setdefault(k, {v: 1})
     return replace(
-        keep, attributes=attributes, description=keep.description or gone.description,
+        _renamed(replace(keep, description=keep.description or gone.description), label_votes, attribute_votes),
         affordances=list(dict.fromkeys([*keep.affordances, *gone.affordances])),
         labels_seen=list(dict.fromkeys([*keep.labels_seen, *gone.labels_seen])),
         places=_ranked(counts := _add_counts(keep.place_counts, gone.place_counts)), place_counts=counts,
@@ -638,6 +640,52 @@ def _absorb(keep: ObjectNode, gone: ObjectNode, camera_height: float | None) -> 
         position=position, position_var=var,
         position_history=sorted([*gone.position_history, *keep.position_history]),
         tours=list(dict.fromkeys([*gone.tours, *keep.tours])), ray_stats=ray_stats)
+
+
+def _votes(node: ObjectNode) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """The node's label and attribute votes (copies); a node stored before voting existed counts
+    its current label and attributes once."""
+    labels = dict(node.label_votes) or {node.label: 1}
+    attributes = {k: dict(v) for k, v in node.attribute_votes.items()}
+    for k, v in node.attributes.items():
+        attributes.setdefault(k, {v: 1})
+    return labels, attributes
+
+
+def _votes_of_chunk_object(o: ChunkObject) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    return {o.label: 1}, {k: {v: 1} for k, v in o.attributes.items()}
+
+
+def _add_votes(labels: dict[str, int], attributes: dict[str, dict[str, int]], more_labels: dict[str, int],
+               more_attributes: dict[str, dict[str, int]]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    attributes = {k: dict(v) for k, v in attributes.items()}
+    for k, votes in more_attributes.items():
+        attributes[k] = _add_counts(attributes.get(k, {}), votes)
+    return _add_counts(labels, more_labels), attributes
+
+
+def _majority(votes: dict[str, int], current: str) -> str:
+    """The value most chunks gave; on a tie the current one stays (no flapping), else the first
+    in alphabetical order (deterministic)."""
+    best = max(votes.values())
+    if votes.get(current, 0) == best:
+        return current
+    return min(v for v, c in votes.items() if c == best)
+
+
+def _renamed(node: ObjectNode, label_votes: dict[str, int],
+             attribute_votes: dict[str, dict[str, int]]) -> ObjectNode:
+    """``node`` named by its votes: label and attribute values are the majorities, and its
+    description, written by the chunk that first saw it, is reworded to match."""
+    label = _majority(label_votes, node.label)
+    attributes = {k: _majority(v, node.attributes.get(k, "")) for k, v in attribute_votes.items() if v}
+    description = replace_word(node.description, node.label, label) if label != node.label else node.description
+    for k, v in attributes.items():
+        old = node.attributes.get(k)
+        if old and old != v:
+            description = replace_word(description, old, v)
+    return replace(node, label=label, attributes=attributes, description=description,
+                   label_votes=label_votes, attribute_votes=attribute_votes)
 
 
 def _describe(label: str, attributes: dict[str, str], description: str,
@@ -681,13 +729,10 @@ def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGrap
             (position, var), ray_stats = acc.solve(camera_height), acc.to_list()  # type: ignore[misc]
         else:
             position, var = fuse(position, var or 0.5, n.position, n.var)
-    attributes = dict(node.attributes)
-    for k, v in o.attributes.items():
-        attributes.setdefault(k, v)
+    label_votes, attribute_votes = _votes(node)
+    label_votes, attribute_votes = _add_votes(label_votes, attribute_votes, *_votes_of_chunk_object(o))
     return replace(
-        node,
-        description=node.description or o.description,
-        attributes=attributes,
+        _renamed(replace(node, description=node.description or o.description), label_votes, attribute_votes),
         affordances=list(dict.fromkeys([*node.affordances, *o.affordances])),
         labels_seen=list(dict.fromkeys([*node.labels_seen, o.label])),
         places=_ranked(counts := _add_counts(node.place_counts, n.places)), place_counts=counts,

@@ -20,7 +20,7 @@ from ..model import ObjectNode
 from .graph_retrieval import (LABEL_LOOKUP_LIMIT, LabelIndex, Ranked, Subgraph, TourIndex,
                               attribute_agreement, expand, label_ranking, observation_weight, place_factor,
                               relevance_floor)
-from .query import ParsedQuery
+from .query import ParsedQuery, RelationCue
 
 if TYPE_CHECKING:
     from ..config import AskConfig
@@ -119,7 +119,8 @@ class Retriever:
         refs: dict[str, float] = {}  # ref object id -> score
         ref_pred: dict[str, str] = {}
         ref_cue: dict[str, int] = {}  # ref object id -> which relation cue found it
-        for cue_index, cue in enumerate(pq.relations):
+        cues, target_phrase = self.spatial_cues(pq)
+        for cue_index, cue in enumerate(cues):
             ref_pq = ParsedQuery(text=cue.ref, target=cue.ref, attributes=list(cue.attributes))
             ranked, nodes = self.entity_ranking(cue.ref, ref_pq, with_attrs=bool(cue.attributes))
             floor = relevance_floor(self.memory.text_embedder.name)
@@ -141,7 +142,7 @@ class Retriever:
         rels = self.memory.graph.relations_of(list(refs), limit=self.cfg.max_edges * 4) if refs else []
         targets: dict[str, float] = {}
         if pq.target:
-            ranked, nodes = self.entity_ranking(pq.target, pq, with_attrs=True)
+            ranked, nodes = self.entity_ranking(target_phrase, pq, with_attrs=True)
             fused = getattr(ranked, "fused", {})
             top = ranked.order[:TARGETS_MAX]
             best = max((fused.get(o, 0.0) for o in top), default=1.0) or 1.0
@@ -188,6 +189,18 @@ class Retriever:
         sub.relations = [r for r in rels if r.subject in sub.objects and r.object in sub.objects]
         expand(self.memory, sub, self.cfg)
         return sub
+
+    def spatial_cues(self, pq: ParsedQuery) -> tuple[list[RelationCue], str]:
+        """The relation cues that relate the target to a thing, and the phrase to rank targets
+        by: a cue whose reference the lexicon knows only as weather, time or an act is part of
+        what the target is for ("something to keep me dry in the rain"), not where it stands."""
+        cues, phrase = [], pq.target
+        for cue in pq.relations:
+            if pq.target and self.labels.lexicon.names_a_thing(cue.ref) is False:
+                phrase = f"{phrase} {cue.predicate} {cue.ref}"
+            else:
+                cues.append(cue)
+        return cues, phrase
 
     def _add_targets(self, scores: dict[str, float], sub: Subgraph, relevance: float) -> dict[str, float]:
         best = sorted(scores, key=lambda o: -scores[o])[:TARGETS_MAX]

@@ -19,12 +19,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import PerceptionConfig
-from ..model import BBox, ChunkGraph, ChunkObject, ChunkRelation, clip_bbox
+from ..model import BBox, ChunkGraph, ChunkObject, ChunkRelation, clip_bbox, replace_word
 from .base import ChunkInput, Perceiver
 
 log = logging.getLogger(__name__)
@@ -60,12 +59,6 @@ ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
 def _rng(*parts: Any) -> random.Random:
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def _replace_word(text: str, old: str, new: str) -> str:
-    if not text or not old:
-        return text
-    return re.sub(rf"\b{re.escape(old)}\b", new, text, flags=re.IGNORECASE)
 
 
 @dataclass
@@ -192,7 +185,7 @@ class AnnotationPerceiver(Perceiver):
         synonyms = SYNONYMS.get(label.lower(), [])
         if rng.random() < self._rate(self.cfg.synonym_rate) and synonyms:
             new_label = rng.choice(synonyms)
-            description = _replace_word(description, label, new_label)
+            description = replace_word(description, label, new_label)
             label = new_label
         error_rate = self._rate(self.cfg.attribute_error_rate)
         for key in sorted(attributes):
@@ -200,7 +193,7 @@ class AnnotationPerceiver(Perceiver):
             choices = [v for v in ATTRIBUTE_VALUES.get(key, ()) if v != attributes[key]]
             if draw < error_rate and choices:
                 wrong = rng.choice(choices)
-                description = _replace_word(description, attributes[key], wrong)
+                description = replace_word(description, attributes[key], wrong)
                 attributes[key] = wrong
         boxes = {det.stamp_ns: det.bbox for det in track.detections}
         return ChunkObject(local_id, label, boxes, attributes, affordances, description)

@@ -23,6 +23,7 @@ SHARE = {"object_search": 0.28, "scene_description": 0.2, "spatial_relation": 0.
          "action_place": 0.14, "temporal": 0.18}
 MATERIALS = ["wood", "metal", "glass", "plastic", "fabric", "ceramic", "leather", "stone", "paper"]
 LETTERS = "ABCD"
+VISIT_GAP_S = 2.0  # visibility gaps up to this long do not end a sighting (first-sighting questions)
 
 
 def _article(word: str) -> str:
@@ -53,6 +54,16 @@ class _Asker:
         self.good = [t for t in self.seen if len(self.vis[t]) >= 3 and self.area[t] >= 500]
 
     # -- helpers -------------------------------------------------------------------------------
+    def first_visit(self, track: str) -> list[int]:
+        """Frames of the first time the object was seen: its first run of frames, continued across
+        gaps of up to VISIT_GAP_S (lost behind something for a moment, or glimpsed at the image
+        edge just before it came into view) - a one-frame glimpse is not a sighting of its own."""
+        idx = sorted(self.vis[track])
+        end = 0
+        while end + 1 < len(idx) and idx[end + 1] - idx[end] <= 1 + VISIT_GAP_S * self.fps:
+            end += 1
+        return idx[:end + 1]
+
     def intervals(self, idx: list[int]) -> list[list[int]]:
         out: list[list[int]] = []
         start = prev = None
@@ -237,8 +248,7 @@ class _Asker:
                 continue
             mc = self.choice(f"in the {place}", [f"in the {r}" for r in room_kinds])
             if mc:
-                run = self.intervals(self.vis[t])[0]
-                idx = [i for i in self.vis[t] if self.stamps[i] <= run[1]]
+                idx = self.first_visit(t)
                 text = self.pick(["Where was I when I first saw the {}?",
                                   "Which room was I in when I first noticed the {}?"]).format(n)
                 out.append(self.question("temporal", text, idx, [t], mc, goal=True))
@@ -281,8 +291,7 @@ class _Asker:
                 continue
             early = a if first[a] < first[b] else b
             mc = ([f"A. the {na}", f"B. the {nb}"], "A" if early == a else "B")
-            run = self.intervals(self.vis[early])[0]
-            idx = [i for i in self.vis[early] if self.stamps[i] <= run[1]]
+            idx = self.first_visit(early)
             out.append(self.question("temporal", f"Which did I see first, the {na} or the {nb}?", idx, [early], mc))
         return out
 
