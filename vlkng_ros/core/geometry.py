@@ -32,6 +32,7 @@ from .model import BBox, CameraModel, Pose
 PRIOR_RANGE_M = 2.5
 PRIOR_WEIGHT = 0.003
 MIN_RANGE_M = 0.3
+MAX_POSITION_VAR = 2.0  # m^2: what a position estimate's variance is capped at (a guess)
 MAX_RANGE_M = 12.0
 BORDER_PX = 2.0
 BORDER_WEIGHT = 0.15
@@ -110,13 +111,17 @@ class RayAccumulator:
     (FLOOR_RANGE_REL_SIGMA * g_i)^2 (a relative range error). Its normal-equation share is
     (S_dd / H^2) X = S_dp / H^2 + S_gd / H, with S_dd = sum c dd', S_dp = sum c d (d.p) and
     S_gd = sum c g d. S_gp = sum c g (d.p) and S_gg = sum c g^2 give the height implied at a point.
-    Lists of the older 10-value form read as having no floor rays."""
+    S_d = sum w d, S_p = sum w (d.p) and their weight sum give the rays' mean forward distance to a
+    point: where rays from one spot all "meet" (at the camera), bearings give no position.
+    Lists of the older 10-value form read as having no floor rays, those of 10 or 20 values as
+    having no forward sums (the check is skipped)."""
 
-    SIZE = 20
+    SIZE = 24
     BEARING_SIZE = 10
+    FLOOR_SIZE = 20
 
     def __init__(self, values: list[float] | None = None) -> None:
-        v = list(values) if values and len(values) in (self.BEARING_SIZE, self.SIZE) else []
+        v = list(values) if values and len(values) in (self.BEARING_SIZE, self.FLOOR_SIZE, self.SIZE) else []
         v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
         self.b = np.array([v[3], v[4]])
@@ -130,6 +135,9 @@ class RayAccumulator:
         self.floor_gp = v[17]
         self.floor_gg = v[18]
         self.floor_w = v[19]  # sum of the floor rays' weights
+        self.forward_d = np.array([v[20], v[21]])  # sum w d over rays counted since these sums exist
+        self.forward_p = v[22]  # sum w (d.p) over the same rays
+        self.forward_w = v[23]  # sum w over the same rays
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -141,6 +149,9 @@ class RayAccumulator:
         self.prior_w += ray.weight
         self.prior_b += ray.weight * (p + PRIOR_RANGE_M * d)
         self.n += 1
+        self.forward_d += ray.weight * d
+        self.forward_p += ray.weight * float(d @ p)
+        self.forward_w += ray.weight
         if ray.floor > 0.0:
             c = ray.weight * BEARING_PERP_VAR / (FLOOR_RANGE_REL_SIGMA * ray.floor) ** 2
             along = float(d @ p)
@@ -160,7 +171,8 @@ class RayAccumulator:
                 float(self.prior_b[1]), float(self.n), float(self.floor_dd[0, 0]), float(self.floor_dd[0, 1]),
                 float(self.floor_dd[1, 1]), float(self.floor_dp[0]), float(self.floor_dp[1]),
                 float(self.floor_gd[0]), float(self.floor_gd[1]), float(self.floor_gp), float(self.floor_gg),
-                float(self.floor_w)]
+                float(self.floor_w), float(self.forward_d[0]), float(self.forward_d[1]), float(self.forward_p),
+                float(self.forward_w)]
 
     @property
     def has_floor(self) -> bool:
@@ -209,6 +221,12 @@ class RayAccumulator:
             a = a + k * np.eye(2)
             rhs = rhs + k * np.asarray(anchor[0], dtype=float)
         xy = np.linalg.solve(a, rhs)
+        if not floor and anchor is None and self.seen_from_where_it_lies((float(xy[0]), float(xy[1]))):
+            # rays from one spot (the robot turning in place) all cross at the camera: their
+            # crossing is no position, and their agreement there no accuracy. The prior's guess
+            # along the bearings, as loose as a position can be.
+            prior = self.prior_b / max(self.prior_w, 1e-9)
+            return (float(prior[0]), float(prior[1])), MAX_POSITION_VAR
         # weighted mean squared perpendicular residual of the rays at the solution
         resid = self.residual_at((float(xy[0]), float(xy[1])))
         eig = self.bearing_conditioning()
@@ -221,7 +239,15 @@ class RayAccumulator:
             # over the floor rays; not shrunk by their number (one pitch or floor error moves them all)
             info = float(np.trace(self.floor_dd)) / h ** 2
             var = min(var, max(MIN_FLOOR_VAR, BEARING_PERP_VAR * self.floor_w / max(info, 1e-9)))
-        return (float(xy[0]), float(xy[1])), float(min(2.0, max(0.02, var)))
+        return (float(xy[0]), float(xy[1])), float(min(MAX_POSITION_VAR, max(0.02, var)))
+
+    def seen_from_where_it_lies(self, xy: tuple[float, float]) -> bool:
+        """Is ``xy`` on average less than MIN_RANGE_M in front of the cameras that saw it (False
+        when the sums predate this check)?"""
+        if self.forward_w <= 0.0:
+            return False
+        forward = (float(self.forward_d @ np.asarray(xy, dtype=float)) - self.forward_p) / self.forward_w
+        return forward < MIN_RANGE_M
 
 
 def triangulate(rays: list[Ray], camera_height: float | None = None) -> tuple[tuple[float, float], float] | None:
