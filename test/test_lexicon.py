@@ -268,3 +268,28 @@ def test_weather_in_a_question_is_what_the_thing_is_for_not_where_it_stands(tmp_
         assert engine.ask(AskRequest("Where is the lamp next to the desk?")).target_object_id == "o-lamp1"
     finally:
         mem.close()
+
+
+def test_an_activity_in_other_verbs_finds_the_affordance(tmp_path):
+    """"Stretch out and relax": no affordance says "stretch out", the sofa's says "lie down on",
+    and WordNet's verbs know stretching out as a way to lie down. A verb an affordance uses
+    itself ("cook dinner": the stove's "cook on") is not swapped for a relative ("prepare", the
+    counter's "prepare food on"). A dictionary without verb files relates no verbs."""
+    mem = make_memory(tmp_path / "flat")
+    try:
+        add_objects(mem, [
+            {"id": "o-sofa", "label": "sofa", "description": "a green fabric sofa", "position": (1.0, 1.0),
+             "seen": [5, 6, 7], "affordances": ["sit on", "lie down on", "watch TV from"]},
+            {"id": "o-stove", "label": "stove", "description": "a black metal stove", "position": (6.0, 2.0),
+             "seen": [20, 21, 22], "affordances": ["cook on", "heat food"]},
+            {"id": "o-counter", "label": "counter", "description": "a gray stone counter", "position": (7.0, 3.0),
+             "seen": list(range(30, 50)), "affordances": ["prepare food on", "put things on"]},
+        ])
+        engine = AskEngine(mem, mem.cfg)
+        res = engine.ask(AskRequest("Where can I stretch out and relax?"))
+        assert res.found and res.target_object_id == "o-sofa"
+        assert engine.ask(AskRequest("Where can I cook dinner?")).target_object_id == "o-stove"
+    finally:
+        mem.close()
+    write_wndb(tmp_path, "\n")
+    assert WordNetLexicon(tmp_path).related_verbs("stretch out") == {}

