@@ -3,17 +3,31 @@ real WordNet data the project installs, and what it changes for /ask."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from test_ask_support import T0, add_objects, make_memory
 from vlkng_ros.core.ask.engine import AskEngine
 from vlkng_ros.core.ask.types import AskRequest
+from vlkng_ros.core.memory import Memory
 from vlkng_ros.core.lexicon import (HYPERNYM_STRENGTH, HYPONYM_STRENGTH, SYNONYM_STRENGTH, NoLexicon,
                                     WordNetLexicon, find_wordnet_dir, make_lexicon)
 
 SEC = 1_000_000_000
+
+
+@contextmanager
+def memory_with(path: Path, specs: list[dict], relations: list[tuple[str, str, str]] = ()) -> Iterator[Memory]:
+    """A memory holding these objects (test_ask_support.add_objects), closed afterwards."""
+    mem = make_memory(path)
+    try:
+        add_objects(mem, specs, relations)
+        yield mem
+    finally:
+        mem.close()
 
 # A four-synset noun dictionary in WNDB layout: seat > {sofa/couch, bench > settle/settee}, and
 # a second sense of "settee" (a kind of sofa) that "settee" heads.
@@ -202,9 +216,7 @@ def test_a_compound_the_lexicon_lacks_is_not_decided_by_its_head_alone(tmp_path)
     kinds of table, the nightstand (unknown to it) is not. The head's relations may not claim more
     than the whole phrase's similarity, so the nightstand, which the embedding puts closest, is the
     answer even though the coffee table was seen far more often."""
-    mem = make_memory(tmp_path / "bedroom")
-    try:
-        add_objects(mem, [
+    with memory_with(tmp_path / "bedroom", [
             {"id": "o-night", "label": "nightstand", "description": "a medium white wood nightstand",
              "attributes": {"color": "white", "material": "wood", "size": "medium"},
              "position": (1.0, 5.0), "seen": [5, 6, 7], "affordances": ["put things on"]},
@@ -215,32 +227,26 @@ def test_a_compound_the_lexicon_lacks_is_not_decided_by_its_head_alone(tmp_path)
              "seen": list(range(50, 70)), "affordances": ["work at"]},
             {"id": "o-counter", "label": "counter", "description": "a large gray wood counter",
              "position": (9.0, 4.0), "seen": list(range(80, 95)), "affordances": ["prepare food on", "put things on"]},
-        ])
+        ]) as mem:
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Where can I find the bedside table?"))
         assert res.found and res.target_object_id == "o-night"
-    finally:
-        mem.close()
 
 
 def test_a_phrase_the_lexicon_only_knows_from_definitions(tmp_path):
     """"Low table" has no WordNet entry, and the embedding puts the dining table closest (it says
     "table"); WordNet defines a coffee table as "low table where magazines can be placed", so the
     coffee table, seen less often, is the one to show."""
-    mem = make_memory(tmp_path / "living")
-    try:
-        add_objects(mem, [
+    with memory_with(tmp_path / "living", [
             {"id": "o-dining", "label": "table", "description": "a large brown wood table",
              "attributes": {"color": "brown", "material": "wood", "size": "large"},
              "position": (6.0, 2.0), "seen": list(range(20, 50)), "affordances": ["eat at", "put things on"]},
             {"id": "o-coffee", "label": "coffee table", "description": "a medium black glass coffee table",
              "attributes": {"color": "black", "material": "glass", "size": "medium"},
              "position": (1.0, -2.0), "seen": [5, 6, 7, 8], "affordances": ["put things on"]},
-        ])
+        ]) as mem:
         assert find_wordnet_dir() is not None
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Show me where the low table is."))
         assert res.found and res.target_object_id == "o-coffee"
-    finally:
-        mem.close()
 
 
 def test_weather_in_a_question_is_what_the_thing_is_for_not_where_it_stands(tmp_path):
@@ -248,9 +254,7 @@ def test_weather_in_a_question_is_what_the_thing_is_for_not_where_it_stands(tmp_
     no thing to stand in (WordNet: a phenomenon). Read as part of the activity, the umbrella's
     "keep dry in the rain" matches; as "keep dry" alone, the often-seen towel ("dry off") won.
     A relation to a real thing still counts ("the lamp next to the desk")."""
-    mem = make_memory(tmp_path / "hall")
-    try:
-        add_objects(mem, [
+    with memory_with(tmp_path / "hall", [
             {"id": "o-towel", "label": "towel", "description": "a blue fabric towel", "position": (6.0, 2.0),
              "seen": list(range(20, 45)), "affordances": ["dry hands with", "dry off"]},
             {"id": "o-umbrella", "label": "umbrella", "description": "a black fabric umbrella",
@@ -261,13 +265,11 @@ def test_weather_in_a_question_is_what_the_thing_is_for_not_where_it_stands(tmp_
              "seen": [60, 61], "affordances": ["give light"]},
             {"id": "o-lamp2", "label": "lamp", "description": "a white lamp", "position": (-4.0, 3.0),
              "seen": [80, 81, 82, 83], "affordances": ["give light"]},
-        ], relations=[("o-lamp1", "next to", "o-desk")])
+        ], relations=[("o-lamp1", "next to", "o-desk")]) as mem:
         engine = AskEngine(mem, mem.cfg)
         res = engine.ask(AskRequest("Where did I see something to keep me dry in the rain?"))
         assert res.found and res.target_object_id == "o-umbrella"
         assert engine.ask(AskRequest("Where is the lamp next to the desk?")).target_object_id == "o-lamp1"
-    finally:
-        mem.close()
 
 
 def test_an_activity_in_other_verbs_finds_the_affordance(tmp_path):
@@ -275,21 +277,17 @@ def test_an_activity_in_other_verbs_finds_the_affordance(tmp_path):
     and WordNet's verbs know stretching out as a way to lie down. A verb an affordance uses
     itself ("cook dinner": the stove's "cook on") is not swapped for a relative ("prepare", the
     counter's "prepare food on"). A dictionary without verb files relates no verbs."""
-    mem = make_memory(tmp_path / "flat")
-    try:
-        add_objects(mem, [
+    with memory_with(tmp_path / "flat", [
             {"id": "o-sofa", "label": "sofa", "description": "a green fabric sofa", "position": (1.0, 1.0),
              "seen": [5, 6, 7], "affordances": ["sit on", "lie down on", "watch TV from"]},
             {"id": "o-stove", "label": "stove", "description": "a black metal stove", "position": (6.0, 2.0),
              "seen": [20, 21, 22], "affordances": ["cook on", "heat food"]},
             {"id": "o-counter", "label": "counter", "description": "a gray stone counter", "position": (7.0, 3.0),
              "seen": list(range(30, 50)), "affordances": ["prepare food on", "put things on"]},
-        ])
+        ]) as mem:
         engine = AskEngine(mem, mem.cfg)
         res = engine.ask(AskRequest("Where can I stretch out and relax?"))
         assert res.found and res.target_object_id == "o-sofa"
         assert engine.ask(AskRequest("Where can I cook dinner?")).target_object_id == "o-stove"
-    finally:
-        mem.close()
     write_wndb(tmp_path, "\n")
     assert WordNetLexicon(tmp_path).related_verbs("stretch out") == {}
