@@ -169,6 +169,28 @@ def test_activity_with_a_particle_finds_the_object_for_it(tmp_path):
     assert res.found and res.target_object_id == "o-bench"
 
 
+def test_an_affordance_said_word_for_word_beats_the_closest_label(tmp_path):
+    """"Where can I sit to watch TV?": the sofa's "watch TV from" says it (0.88); "armchair" is
+    only the label closest to "sit watch tv" (0.50), a guess that, found by the label, text and
+    affordance signals at once, used to outvote it in the fusion."""
+    mem = make_memory(tmp_path)
+    add_objects(mem, [
+        {"id": "o-armchair", "label": "armchair", "description": "a brown leather armchair", "position": (8.0, -2.0),
+         "seen": list(range(40, 80)), "affordances": ["sit on", "read in"]},
+        {"id": "o-sofa", "label": "sofa", "description": "a gray fabric sofa", "position": (1.3, -1.8),
+         "seen": [5, 6, 7, 8, 9], "affordances": ["sit on", "lie down on", "watch TV from"]},
+        {"id": "o-bench", "label": "bench", "description": "a brown wood bench", "position": (0.4, 1.4),
+         "seen": [20, 21, 22], "affordances": ["sit on", "put on shoes at"]},
+        {"id": "o-chair", "label": "chair", "description": "a black wood chair", "position": (2.4, 4.4),
+         "seen": [30, 31, 32], "affordances": ["sit on"]},
+        {"id": "o-stand", "label": "tv stand", "description": "a black wood tv stand", "position": (1.0, -4.0),
+         "seen": [10, 11], "affordances": ["put things on"]},
+    ])
+    res = AskEngine(mem, mem.cfg).ask(AskRequest("Where can I sit to watch TV?"))
+    mem.close()
+    assert res.found and res.target_object_id == "o-sofa"
+
+
 def test_first_saw_question_leads_with_the_first_visit():
     """"When did I first see the plant?": a frame of the plant's first visit ranks first even
     when a later, clearer view scores higher; the other frames keep their order."""

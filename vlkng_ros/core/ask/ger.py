@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 TARGETS_MAX = 8
+AFFORDANCE_VERBATIM = 0.8  # an affordance this close to the phrase says what the phrase asks for
 REFS_MAX = 4
 REF_KEEP_SHARE = 0.5  # references scoring under this share of their cue's best are dropped
 AFTER_WINDOW_S = 10.0  # "right after leaving X": what came into view within this time
@@ -85,8 +86,14 @@ class Retriever:
         vec = self.labels.embed([text])[0]
         # one top-k search serves both the label-synonym lookup and (GER) the object ranking
         hits = self.memory.vectors.search(self.memory.text_collection, vec, self.cfg.vector_k)
+        # what the thing is for: a graph attribute, so GR uses it too
+        uses = self.labels.affordance_ranking(vec, phrase) if with_attrs else None
+        # "sit to watch TV" says what it is for, not what it is called: where an affordance says
+        # so almost word for word, the label closest to the phrase is no name for it (the
+        # armchair, 0.50, had outvoted the sofa's "watch TV from", 0.88)
+        activity = uses is not None and max(uses.relevance.values(), default=0.0) >= AFFORDANCE_VERBATIM
         labels = self.labels.similar_labels(phrase, self.labels.embed([phrase])[0] if with_attrs else vec,
-                                            self.cfg.vector_k, hits)
+                                            self.cfg.vector_k, hits, closest_guess=not activity)
         known = self.labels.lexicon_expansion(phrase, labels)
         if known:
             # "settee": the embedder does not know the word but the lexicon does; search with
@@ -95,11 +102,12 @@ class Retriever:
             text = f"{text} {known}"
             vec = self.labels.embed([text])[0]
             hits = self.memory.vectors.search(self.memory.text_collection, vec, self.cfg.vector_k)
+            uses = self.labels.affordance_ranking(vec, phrase) if with_attrs else None
         lab_rank, nodes = label_ranking(self.memory, labels, pq if with_attrs else ParsedQuery(text=""),
                                         LABEL_LOOKUP_LIMIT, self.tours)
         rankings = [lab_rank]
-        if with_attrs:  # what the thing is for: a graph attribute, so GR uses it too
-            rankings.append(self.labels.affordance_ranking(vec, phrase))
+        if uses is not None:
+            rankings.append(uses)
         if self.use_vectors:
             rankings.append(vector_ranking(self.memory, self.memory.text_collection, vec,
                                            self.cfg.vector_k, hits))

@@ -233,9 +233,11 @@ class LabelIndex:
                 self._vecs[lab] = v
         return np.stack([self._vecs[lab] for lab in labels])
 
-    def similar_labels(self, phrase: str, phrase_vec: np.ndarray, k: int, hits: list | None = None) -> dict[str, float]:
+    def similar_labels(self, phrase: str, phrase_vec: np.ndarray, k: int, hits: list | None = None,
+                       closest_guess: bool = True) -> dict[str, float]:
         """Labels in memory close to ``phrase``: exact words always; others via the vector
-        store's top-k payload labels, kept when their embedding is close enough."""
+        store's top-k payload labels, kept when their embedding is close enough; and
+        (``closest_guess``) the closest labels in memory even under that, from LABEL_BEST_MIN."""
         toks = words(phrase)
         out = {lab: 1.0 for lab in {phrase, singular(phrase)} if lab}
         related, head_kinds = self.lexical_relations(phrase)
@@ -260,7 +262,7 @@ class LabelIndex:
         if mat is not None:
             sims = mat @ phrase_vec
             best = float(sims.max())
-            if best >= LABEL_BEST_MIN:
+            if closest_guess and best >= LABEL_BEST_MIN:
                 for lab, sim in zip(vocab, sims):
                     if sim >= max(LABEL_BEST_MIN, best - LABEL_BEST_MARGIN) and lab not in out:
                         out[lab] = float(sim)
