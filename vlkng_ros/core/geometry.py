@@ -149,12 +149,12 @@ class RayAccumulator:
         self.prior_w += ray.weight
         self.prior_b += ray.weight * (p + PRIOR_RANGE_M * d)
         self.n += 1
+        along = float(d @ p)
         self.forward_d += ray.weight * d
-        self.forward_p += ray.weight * float(d @ p)
+        self.forward_p += ray.weight * along
         self.forward_w += ray.weight
         if ray.floor > 0.0:
             c = ray.weight * BEARING_PERP_VAR / (FLOOR_RANGE_REL_SIGMA * ray.floor) ** 2
-            along = float(d @ p)
             self.floor_dd += c * np.outer(d, d)
             self.floor_dp += c * along * d
             self.floor_gd += c * ray.floor * d

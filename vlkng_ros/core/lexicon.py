@@ -245,13 +245,14 @@ class WordNetLexicon:
         return {} if self._verbs is self else self._verbs.related(term)
 
     def names_a_thing(self, term: str) -> bool | None:
-        try:
-            _, offsets = self.senses(term)
-            if not offsets:
+        with self._lock:  # the first call may load the index, as related() does under the lock
+            try:
+                _, offsets = self.senses(term)
+                if not offsets:
+                    return None
+                return any(self.synset(o).lexfile in TANGIBLE_LEXFILES for o in offsets[:MAX_SENSES])
+            except (OSError, ValueError, IndexError, KeyError):
                 return None
-            return any(self.synset(o).lexfile in TANGIBLE_LEXFILES for o in offsets[:MAX_SENSES])
-        except (OSError, ValueError, IndexError, KeyError):
-            return None
 
     # -- the one question ----------------------------------------------------------------------
     def related(self, term: str) -> dict[str, float]:

@@ -374,10 +374,11 @@ class StoaMerger:
             target = by_id.get(assignment.get(i, ""))
             if target is None:
                 gid = object_id_for(chunk.chunk_id, o.local_id)
+                label_votes, attribute_votes = _votes_of_chunk_object(o)
                 node = ObjectNode(
                     id=gid, label=o.label, description=o.description, attributes=dict(o.attributes),
                     affordances=list(o.affordances), labels_seen=[o.label],
-                    label_votes={o.label: 1}, attribute_votes={k: {v: 1} for k, v in o.attributes.items()},
+                    label_votes=label_votes, attribute_votes=attribute_votes,
                     places=_ranked(n.places), place_counts=dict(n.places),
                     first_seen_ns=first, last_seen_ns=last,
                     observations=obs, position=n.position, position_var=n.var if n.position else None,
@@ -627,8 +628,6 @@ def _absorb(keep: ObjectNode, gone: ObjectNode, camera_height: float | None) -> 
         if est is not None:
             (position, var), ray_stats = est, acc.to_list()
     label_votes, attribute_votes = _add_votes(*_votes(keep), *_votes(gone))
-    for k, v in gone.attributes.items():  # a field only the absorbed node had
-        attribute_votes.setdefault(k, {v: 1})
     return replace(
         _renamed(replace(keep, description=keep.description or gone.description), label_votes, attribute_votes),
         affordances=list(dict.fromkeys([*keep.affordances, *gone.affordances])),
@@ -729,8 +728,7 @@ def _updated(node: ObjectNode, n: _New, obs: list[Observation], chunk: ChunkGrap
             (position, var), ray_stats = acc.solve(camera_height), acc.to_list()  # type: ignore[misc]
         else:
             position, var = fuse(position, var or 0.5, n.position, n.var)
-    label_votes, attribute_votes = _votes(node)
-    label_votes, attribute_votes = _add_votes(label_votes, attribute_votes, *_votes_of_chunk_object(o))
+    label_votes, attribute_votes = _add_votes(*_votes(node), *_votes_of_chunk_object(o))
     return replace(
         _renamed(replace(node, description=node.description or o.description), label_votes, attribute_votes),
         affordances=list(dict.fromkeys([*node.affordances, *o.affordances])),

@@ -113,6 +113,7 @@ class LabelIndex:
         self._aff_texts: list[str] = []
         self._aff_mat: np.ndarray | None = None
         self._aff_nouns: tuple[str, ...] = ()  # the words affordances are about ("drinks" of "store drinks"), sorted
+        self._aff_verbs: tuple[str, ...] = ()  # their first word or two ("lie", "lie down" of "lie down on"), sorted
         self._lock = threading.Lock()
 
     def vocabulary(self) -> tuple[list[str], np.ndarray | None]:
@@ -138,6 +139,8 @@ class LabelIndex:
                 self._aff_texts = sorted(affordances)
                 self._affordances = affordances
                 self._aff_nouns = tuple(sorted({w for text in self._aff_texts for w in affordance_objects(text)}))
+                self._aff_verbs = tuple(sorted({" ".join(t[:n]) for t in (words(a) for a in self._aff_texts)
+                                                for n in (1, 2) if len(t) > n}))
                 self._aff_mat = self.label_vectors(self._aff_texts) if self._aff_texts else None
                 self._vocab_key = (n, now)
             return self._vocab, self._vocab_mat
@@ -207,16 +210,15 @@ class LabelIndex:
         vocab, _ = self.vocabulary()
         if len(toks) < 2 or toks[0] in vocab or singular(toks[0]) in vocab:
             return []  # "bed pillow" names a thing, it is no activity
-        heads = {" ".join(t[:n]) for t in (words(a) for a in self._aff_texts) for n in (1, 2) if len(t) > n}
         out: list[str] = []
         for n in (2, 1):
             verb = " ".join(toks[:n])
             related = self.lexicon.related_verbs(verb)
             if len(related) <= 1:
                 continue  # not a verb the lexicon knows (as one word or with its particle)
-            if verb in heads:
+            if verb in self._aff_verbs:
                 break  # an affordance says it in these very words ("cook on"): no stand-in needed
-            out += [" ".join([head, *toks[n:]]) for head in sorted(heads)
+            out += [" ".join([head, *toks[n:]]) for head in self._aff_verbs
                     if KIND_OF_MIN <= related.get(head, 0.0) < 1.0]
             break
         return out[:MAX_KIND_VARIANTS]
