@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from helpers import domain_id
 import rclpy
 from rclpy.node import Node
 
@@ -20,7 +21,7 @@ from vlkng_ros.core.intent import parse_intent
 from vlkng_ros.nodes.merger import MergerNode
 from vlkng_ros.nodes.navigator import NavigatorNode, import_interface, question_for
 
-DOMAIN_ID = 71  # unique per ROS test module: parallel CI jobs do not see each other
+DOMAIN_ID = domain_id(71)  # unique per ROS test module: parallel CI jobs do not see each other
 OK = TransitionCallbackReturn.SUCCESS
 
 

@@ -43,9 +43,11 @@ from vlkng_ros.core.sim.generate import generate_tour
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 from vlkng_ros.nodes.suite import make_suite
 
+from helpers import domain_id
+
 OK = TransitionCallbackReturn.SUCCESS
 
-DOMAIN_ID = 72  # unique per ROS test module
+DOMAIN_ID = domain_id(72)  # unique per ROS test module
 REPO = Path(__file__).resolve().parents[1]
 NUMBERS: dict[str, object] = {}
 
