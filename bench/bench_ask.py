@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from vlkng_ros.core.ask.engine import AskEngine
-from vlkng_ros.core.ask.synthetic import write_synthetic
+from vlkng_ros.eval.synthetic import write_synthetic
 from vlkng_ros.core.ask.types import AskRequest
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.memory import Memory
@@ -56,7 +56,7 @@ TOUR_KEYS = ["retrieval_acc@1", "retrieval_acc@5", "mrr@5", "answer_accuracy", "
 def tour_memory(workdir: Path, seed: int, minutes: float) -> tuple[Path, Path]:
     """A generated tour and its built memory under ``workdir`` (reused when already there)."""
     from vlkng_ros.core.pipeline import build_tour
-    from vlkng_ros.core.sim import generate_tour
+    from vlkng_ros.eval.sim import generate_tour
 
     tour, mem_dir = workdir / f"tour-{seed}-{minutes:g}min", workdir / f"tour-{seed}-{minutes:g}min.memory"
     if not (tour / "questions.json").is_file():
@@ -74,7 +74,7 @@ def _row(name: str, m: dict) -> str:
 def tours_bench(seeds: list[int], minutes: float, workdir: Path | None) -> None:
     """GER vs the baselines (F, CwGR, lexical, GR) on generated tours: per seed, the mean over
     seeds, and per question type (offline mode, default perception noise)."""
-    from vlkng_ros.commands.eval import BASELINES, evaluate, load_questions
+    from vlkng_ros.eval.runner import BASELINES, evaluate, load_questions
 
     tmp = None
     if workdir is None:

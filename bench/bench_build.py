@@ -26,13 +26,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vlkng_ros.commands.stats import memory_stats  # noqa: E402
 from vlkng_ros.core.config import VlkngConfig  # noqa: E402
 from vlkng_ros.core.llm.base import LLM, LLMUsage  # noqa: E402
 from vlkng_ros.core.memory import Memory  # noqa: E402
+from vlkng_ros.core.stats import memory_stats  # noqa: E402
+from vlkng_ros.eval.metrics import memory_association  # noqa: E402
 from vlkng_ros.core.model import ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose  # noqa: E402
 from vlkng_ros.core.pipeline import build_tour  # noqa: E402
-from vlkng_ros.core.sim import generate_tour  # noqa: E402
+from vlkng_ros.eval.sim import generate_tour  # noqa: E402
 from vlkng_ros.core.stoa import MergeReport, StoaMerger  # noqa: E402
 
 
@@ -47,7 +48,7 @@ def association(seeds: list[int], minutes: float, out: Path) -> dict:
         cfg = VlkngConfig()
         with Memory.open(mem_dir, cfg) as mem:
             rep = build_tour(tour, mem, cfg, progress=False)
-            st = memory_stats(mem, [str(tour)])
+            st = {**memory_stats(mem), **memory_association(mem, [str(tour)])}
         a = st["association"]
         rows.append({"seed": seed, **a, "keyframes": rep.keyframes, "objects": st["objects"]})
         print(f"  seed {seed}: {rep.keyframes} keyframes, {st['objects']} nodes for "

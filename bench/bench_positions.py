@@ -37,14 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vlkng_ros.core.config import VlkngConfig  # noqa: E402
 from vlkng_ros.core.memory import Memory  # noqa: E402
-from vlkng_ros.core.metrics import match_observations  # noqa: E402
+from vlkng_ros.eval.metrics import match_observations  # noqa: E402
 
 BIG_M = 1.0
 
 
 def build_memory(workdir: Path, seed: int, minutes: float, rebuild: bool) -> tuple[Path, Path, float]:
     from vlkng_ros.core.pipeline import build_tour
-    from vlkng_ros.core.sim import generate_tour
+    from vlkng_ros.eval.sim import generate_tour
 
     tour = workdir / f"tour-{seed}-{minutes:g}min"
     mem_dir = workdir / f"tour-{seed}-{minutes:g}min.memory"

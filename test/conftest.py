@@ -15,7 +15,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 @pytest.fixture(scope="session")
 def sim_home(tmp_path_factory) -> Path:
     """A 1.2-minute generated tour (seed 5) with annotations, questions and world.json."""
-    from vlkng_ros.core.sim import generate_tour
+    from vlkng_ros.eval.sim import generate_tour
 
     out = tmp_path_factory.mktemp("shared") / "home"
     generate_tour(out, minutes=1.2, seed=5, log_progress=False)

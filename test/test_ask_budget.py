@@ -1,7 +1,7 @@
 """The evidence subgraph and the answer prompt respect their hard budgets on a big graph."""
 
 from vlkng_ros.core.ask.engine import AskEngine
-from vlkng_ros.core.ask.synthetic import write_synthetic
+from vlkng_ros.eval.synthetic import write_synthetic
 from vlkng_ros.core.ask.types import AskRequest
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.memory import Memory

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from vlkng_ros.cli import main
-from vlkng_ros.core.retrieval_metrics import METRIC_KEYS, is_relevant
+from vlkng_ros.eval.retrieval_metrics import METRIC_KEYS, is_relevant
 
 REQUIRED = ["retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5", "mrr@5",
             "answer_accuracy", "goal_success", "goal_error_m"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from vlkng_ros.core.metrics import association_scores, iou, match_observations
+from vlkng_ros.eval.metrics import association_scores, iou, match_observations
 from vlkng_ros.core.model import ObjectNode, Observation
 
 

@@ -16,13 +16,14 @@ from rosbags.typesys import Stores, get_typestore
 
 from vlkng_ros.cli import main as cli_main
 from vlkng_ros.commands.export import export_json
-from vlkng_ros.commands.stats import memory_stats
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.llm.base import LLM, LLMError
 from vlkng_ros.core.memory import Memory
+from vlkng_ros.core.stats import memory_stats
+from vlkng_ros.eval.metrics import memory_association
 from vlkng_ros.core.perception.registry import make_perceiver
 from vlkng_ros.core.pipeline import build_tour
-from vlkng_ros.core.sim import generate_tour
+from vlkng_ros.eval.sim import generate_tour
 from vlkng_ros.core.tour import Tour
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
@@ -39,7 +40,7 @@ def _build(tour: Path, mem_dir: Path, **kw) -> tuple[dict, dict]:
     cfg = VlkngConfig()
     with Memory.open(mem_dir, cfg) as mem:
         rep = build_tour(tour, mem, cfg, progress=False, **kw)
-        return rep.to_dict(), memory_stats(mem, [])
+        return rep.to_dict(), {**memory_stats(mem), **memory_association(mem, [])}
 
 
 def _export(mem_dir: Path) -> dict:

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from vlkng_ros.core.retrieval_metrics import (acc_at_k, goal_error, mean_metrics, mrr_at_k, precision_at_k,
+from vlkng_ros.eval.retrieval_metrics import (acc_at_k, goal_error, mean_metrics, mrr_at_k, precision_at_k,
                                               recall_at_k, score_question, summarize)
 
 IV = [[100, 200], [500, 500]]  # relevant: 100..200 inclusive, and exactly 500

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vlkng_ros.core.sim import generate_tour
+from vlkng_ros.eval.sim import generate_tour
 from vlkng_ros.core.tour import Tour
 
 TYPES = {"object_search", "scene_description", "spatial_relation", "action_place", "temporal"}
@@ -188,7 +188,7 @@ def test_a_first_sighting_is_the_first_visit_not_a_one_frame_glimpse():
     first saw it" covers the glimpse and the view after it (one visit), not the later sighting."""
     from types import SimpleNamespace
 
-    from vlkng_ros.core.sim.questions import _Asker
+    from vlkng_ros.eval.sim.questions import _Asker
 
     fps = 5.0
     visible = [0] + list(range(4, 14)) + list(range(34, 40))

@@ -13,7 +13,7 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from vlkng_ros.core.sim import generate_tour
+from vlkng_ros.eval.sim import generate_tour
 from vlkng_ros.core.tour import Tour
 
 TS = get_typestore(Stores.ROS2_HUMBLE)

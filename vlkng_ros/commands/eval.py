@@ -1,23 +1,13 @@
-"""`vlkng eval`: build (or reuse) a tour's memory and score every benchmark question.
-
-Scores the configured mode (GER by default) and the baselines F, CwGR, lexical and GR in the
-same run, as tour-format.md defines the metrics; writes JSON and a markdown report with plots.
-"""
+"""`vlkng eval`: build (or reuse) a tour's memory and score every benchmark question
+(the runner is vlkng_ros.eval.runner)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import statistics
-import time
 from pathlib import Path
-from typing import Any
 
 from ._common import add_config_args, config_from_args, print_json
-
-log = logging.getLogger("vlkng.eval")
-BASELINES = {"F": "full", "CwGR": "cwgr", "lexical": "lexical", "GR": "gr"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,69 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def load_questions(tour_dir: Path) -> list[dict[str, Any]]:
-    path = tour_dir / "questions.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: eval needs the tour's benchmark questions")
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    qs = doc.get("questions") if isinstance(doc, dict) else None
-    if not isinstance(qs, list):
-        raise ValueError(f"{path}: expected {{'questions': [...]}}")
-    return [q for q in qs if isinstance(q, dict) and q.get("question")]
-
-
-def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list[int], mode: str,
-             top_k: int = 5) -> dict[str, Any]:
-    """Ask every question in ``mode``; per-question answers, metrics and means."""
-    from ..core.ask.types import AskRequest
-    from ..core.retrieval_metrics import score_question, summarize
-
-    rows, types, answers = [], [], []
-    for q in questions:
-        t0 = time.perf_counter()
-        res = engine.ask(AskRequest(q["question"], list(q.get("options") or []), top_k, mode))
-        latency = time.perf_counter() - t0
-        stamps = [f.stamp_ns for f in res.frames]
-        goal = [round(res.goal.x, 3), round(res.goal.y, 3)] if res.goal else None
-        rows.append(score_question(q, stamps, res.choice, goal, keyframe_stamps))
-        types.append(str(q.get("type", "unknown")))
-        answers.append({"id": q.get("id"), "type": types[-1], "frames": stamps, "choice": res.choice,
-                        "goal_xy": goal, "answer": res.answer, "found": res.found,
-                        "latency_s": round(latency, 4), "retrieve_s": round(res.timings_s.get("retrieve", 0.0), 4),
-                        "prompt_tokens": res.prompt_tokens.get("answer", 0),
-                        "full_graph_tokens": res.prompt_tokens.get("full_graph"), "message": res.message})
-    overall, by_type = summarize(rows, types)
-    lat = sorted(a["latency_s"] for a in answers) or [0.0]
-    overall["latency_p50_s"] = statistics.median(lat)
-    overall["latency_p95_s"] = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
-    overall["prompt_tokens_mean"] = statistics.mean(a["prompt_tokens"] for a in answers) if answers else 0
-    return {"overall": overall, "by_type": by_type, "questions": answers}
-
-
 def run(args: argparse.Namespace) -> int:
-    from ..core.ask.engine import AskEngine
-    from ..core.llm.registry import make_llm
-    from ..core.memory import Memory
-    from ..core.pipeline import build_tour
+    from ..eval.runner import evaluate_tour, write_report
 
     tour_dir = Path(args.tour)
-    if not tour_dir.is_dir():
-        raise FileNotFoundError(f"tour folder {tour_dir} does not exist")
-    questions = load_questions(tour_dir)
     cfg = config_from_args(args, **{"perception.noise": args.noise, "perception.backend": "annotations"})
     mem_dir = Path(args.memory) if args.memory else tour_dir.parent / f"{tour_dir.name}.memory-noise{cfg.perception.noise:g}"
-    with Memory.open(mem_dir, cfg) as memory:
-        build = build_tour(tour_dir, memory, cfg, progress=not args.quiet)
-        stamps = [kf.stamp_ns for kf in memory.graph.keyframes(build.tour_id)]
-        engine = AskEngine(memory, cfg, make_llm(cfg.llm))
-        result = evaluate(engine, questions, stamps, cfg.ask.mode)
-        result.update({"tour": build.tour_id, "mode": cfg.ask.mode, "memory": str(mem_dir),
-                       "noise": cfg.perception.noise, "keyframes": len(stamps),
-                       "objects": memory.graph.count_objects(), "baselines": {}})
-        if not args.no_baselines:
-            for name, mode in BASELINES.items():
-                b = evaluate(engine, questions, stamps, mode)
-                result["baselines"][name] = {**b["overall"], "by_type": b["by_type"]}
+    result = evaluate_tour(tour_dir, cfg, mem_dir, baselines=not args.no_baselines, progress=not args.quiet)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
     if args.report:
@@ -106,63 +40,3 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         print_json({"overall": result["overall"], "baselines": {k: {m: v.get(m) for m in ("retrieval_acc@1", "mrr@5", "retrieval_acc@5", "goal_success")} for k, v in result["baselines"].items()}})
     return 0
-
-
-def _fmt(v: Any) -> str:
-    return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
-
-
-def write_report(result: dict[str, Any], path: Path) -> None:
-    """Markdown tables plus two PNG plots (metrics per system, latency histogram) next to it."""
-    from ..core.retrieval_metrics import METRIC_KEYS
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    systems = {result["mode"].upper(): result["overall"], **result["baselines"]}
-    lines = [f"# vlkng eval: tour `{result['tour']}`", "",
-             f"{len(result['questions'])} questions, {result['keyframes']} keyframes, {result['objects']} objects, "
-             f"perception noise {result['noise']}, mode {result['mode']}.", "", "## Systems", "",
-             "| system | " + " | ".join(METRIC_KEYS) + " |", "|---" * (len(METRIC_KEYS) + 1) + "|"]
-    lines += [f"| {name} | " + " | ".join(_fmt(m.get(k)) for k in METRIC_KEYS) + " |" for name, m in systems.items()]
-    lines += ["", f"## By question type ({result['mode']})", "",
-              "| type | n | " + " | ".join(METRIC_KEYS) + " |", "|---" * (len(METRIC_KEYS) + 2) + "|"]
-    lines += [f"| {t} | {int(m['n'])} | " + " | ".join(_fmt(m.get(k)) for k in METRIC_KEYS) + " |"
-              for t, m in result["by_type"].items()]
-    o = result["overall"]
-    lines += ["", "## Cost", "", f"- latency p50 {o['latency_p50_s'] * 1000:.1f} ms, p95 {o['latency_p95_s'] * 1000:.1f} ms",
-              f"- answer prompt tokens (mean): {o['prompt_tokens_mean']:.0f}"]
-    full = [q["full_graph_tokens"] for q in result["questions"] if q.get("full_graph_tokens")]
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        keys = ["retrieval_acc@1", "retrieval_acc@5", "mrr@5", "answer_accuracy", "goal_success"]
-        fig, ax = plt.subplots(figsize=(8, 4))
-        width = 0.8 / len(systems)
-        for i, (name, m) in enumerate(systems.items()):
-            ax.bar([j + i * width for j in range(len(keys))], [m.get(k) or 0 for k in keys], width, label=name)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys)
-        ax.set_ylim(0, 1)
-        ax.legend()
-        ax.set_title("retrieval and answers by system")
-        metrics_png = path.with_name(path.stem + "_systems.png")
-        fig.tight_layout()
-        fig.savefig(metrics_png)
-        plt.close(fig)
-        fig, ax = plt.subplots(figsize=(6, 3))
-        ax.hist([q["latency_s"] * 1000 for q in result["questions"]], bins=20)
-        ax.set_xlabel("per-query latency (ms)")
-        lat_png = path.with_name(path.stem + "_latency.png")
-        fig.tight_layout()
-        fig.savefig(lat_png)
-        plt.close(fig)
-        lines += ["", f"![systems]({metrics_png.name})", "", f"![latency]({lat_png.name})"]
-    except ImportError:
-        lines += ["", "(matplotlib is not installed: no plots)"]
-    if full:
-        lines.append(f"- full-graph prompt (F) tokens: {full[0]}")
-    lines += ["", "## Questions", "", "| id | type | found | choice | goal | top frames |", "|---|---|---|---|---|---|"]
-    lines += [f"| {q['id']} | {q['type']} | {'yes' if q['found'] else 'no'} | {q['choice'] or '-'} | "
-              f"{q['goal_xy']} | {', '.join(str(s) for s in q['frames'][:3])} |" for q in result["questions"]]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

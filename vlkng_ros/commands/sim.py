@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from vlkng_ros.core.sim import generate_tour
+    from vlkng_ros.eval.sim import generate_tour
 
     s = generate_tour(args.out, minutes=args.minutes, seed=args.seed, world_seed=args.world_seed,
                       fps=args.fps, width=args.width, height=args.height, move_objects=args.move_objects,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ._common import add_config_args, config_from_args, print_json
@@ -23,51 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def memory_stats(memory, tour_dirs: list[str]) -> dict:
-    from ..core.metrics import association_scores, match_observations
-    from ..core.tour import Tour
-
-    graph = memory.graph
-    annotations: dict[str, dict[int, dict]] = {}
-    dirs = list(tour_dirs) or [p for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
-    for d in dirs:
-        if Path(d, "annotations.jsonl").exists():
-            tour = Tour.open(d)
-            annotations[tour.tour_id] = tour.annotations
-    objects = list(graph.iter_objects())
-    association = {"precision": None, "recall": None, "f1": None, "fragmentation": None}
-    if annotations:
-        association = association_scores(match_observations(objects, annotations))
-    multi_tour = sum(1 for o in objects if len(o.tours) > 1)
-    return {"objects": len(objects), "relations": graph.count_relations(),
-            **floor_ranging_stats(memory, objects),
-            "keyframes": graph.count_keyframes(), "tours": len(graph.tours()),
-            "tour_ids": graph.tours(), "objects_in_several_tours": multi_tour,
-            "observations": sum(len(o.observations) for o in objects),
-            "association": association, "scored_tours": sorted(annotations)}
-
-
-def floor_ranging_stats(memory, objects: list) -> dict:
-    """The camera height floor ranging uses (given in the config, or estimated from the tour)
-    and how many objects it ranges: a user checks the estimate against the robot's URDF."""
-    from ..core.geometry import RayAccumulator
-    from ..core.stoa import CAMERA_HEIGHT_SAMPLES_META, memory_camera_height
-
-    height = memory_camera_height(memory, memory.cfg)
-    samples = memory.graph.get_meta(CAMERA_HEIGHT_SAMPLES_META)
-    source = "" if height is None else "config" if memory.cfg.capture.camera_height_m > 0 else "estimated"
-    return {"camera_height_m": height, "camera_height_source": source,
-            "camera_height_samples": len(json.loads(samples)) if samples else 0,
-            "floor_ranged_objects": sum(1 for o in objects if o.ray_stats and RayAccumulator(o.ray_stats).has_floor)}
-
-
 def run(args: argparse.Namespace) -> int:
     from ..core.memory import Memory
+    from ..core.stats import memory_stats
+    from ..eval.metrics import memory_association
 
     if not Path(args.memory).is_dir():
         raise FileNotFoundError(f"no memory at {args.memory}")
     with Memory.open(args.memory, config_from_args(args)) as memory:
-        stats = memory_stats(memory, args.tour)
+        stats = {**memory_stats(memory), **memory_association(memory, args.tour)}
     if args.json:
         print_json(stats)
         return 0

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vlkng_ros.core.sim.catalog import CEILING_COLOR
-from vlkng_ros.core.sim.world import GRID_RES, WALL_HEIGHT, SimObject, World
+from vlkng_ros.eval.sim.catalog import CEILING_COLOR
+from vlkng_ros.eval.sim.world import GRID_RES, WALL_HEIGHT, SimObject, World
 
 NEAR = 0.08  # m, near clipping plane
 MAX_RANGE = 7.0  # m, objects farther than this are not drawn

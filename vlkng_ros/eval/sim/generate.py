@@ -15,10 +15,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vlkng_ros.core.sim.questions import make_questions
-from vlkng_ros.core.sim.render import Renderer
-from vlkng_ros.core.sim.trajectory import camera_times, pose_samples, walk
-from vlkng_ros.core.sim.world import build_world, move_objects
+from vlkng_ros.eval.sim.questions import make_questions
+from vlkng_ros.eval.sim.render import Renderer
+from vlkng_ros.eval.sim.trajectory import camera_times, pose_samples, walk
+from vlkng_ros.eval.sim.world import build_world, move_objects
 
 log = logging.getLogger("vlkng.sim")
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from vlkng_ros.core.sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, CLASSES, COLORS
-from vlkng_ros.core.sim.world import SimObject, World
+from vlkng_ros.eval.sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, CLASSES, COLORS
+from vlkng_ros.eval.sim.world import SimObject, World
 
 TYPES = ["object_search", "scene_description", "spatial_relation", "action_place", "temporal"]
 SHARE = {"object_search": 0.28, "scene_description": 0.2, "spatial_relation": 0.2,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable, Mapping
 
-from .model import BBox, ObjectNode
+from ..core.model import BBox, ObjectNode
 
 
 def iou(a: BBox | list[float], b: BBox | list[float]) -> float:
@@ -73,3 +73,23 @@ def association_scores(matches: list[tuple[str, str]]) -> dict[str, float | int 
     return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
             "fragmentation": round(frag, 4) if frag is not None else None,
             "matched_observations": len(matches), "physical_objects": len(per_gt), "nodes": len(per_node)}
+
+
+def memory_association(memory, tour_dirs: list[str]) -> dict:
+    """Association scores of a memory against the annotations of ``tour_dirs`` (default: the
+    tours the memory remembers being built from that have annotations.jsonl)."""
+    from pathlib import Path
+
+    from ..core.tour import Tour
+
+    graph = memory.graph
+    annotations: dict[str, dict[int, dict]] = {}
+    dirs = list(tour_dirs) or [p for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
+    for d in dirs:
+        if Path(d, "annotations.jsonl").exists():
+            tour = Tour.open(d)
+            annotations[tour.tour_id] = tour.annotations
+    association = {"precision": None, "recall": None, "f1": None, "fragmentation": None}
+    if annotations:
+        association = association_scores(match_observations(list(graph.iter_objects()), annotations))
+    return {"association": association, "scored_tours": sorted(annotations)}

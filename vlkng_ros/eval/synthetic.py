@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..memory import Memory
-from ..model import Keyframe, ObjectNode, Observation, Pose, Relation
+from ..core.memory import Memory
+from ..core.model import Keyframe, ObjectNode, Observation, Pose, Relation
 
 LABELS = ["mug", "kettle", "chair", "table", "sofa", "plant", "laptop", "lamp", "book", "bottle",
           "monitor", "keyboard", "shelf", "box", "bin", "clock", "vase", "printer", "fridge", "sink"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlkng_ros.core.sim.world import World
+from vlkng_ros.eval.sim.world import World
 
 DT = 0.02  # s, ground-truth sampling step
 

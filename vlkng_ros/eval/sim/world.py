@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vlkng_ros.core.sim.catalog import (CLASSES, COLORS, FLOOR_COLORS, ROOM_FURNITURE,
+from vlkng_ros.eval.sim.catalog import (CLASSES, COLORS, FLOOR_COLORS, ROOM_FURNITURE,
                                         ROOM_KINDS_OPTIONAL, ROOM_SMALL, WALL_COLORS, size_word)
 
 WALL_HEIGHT = 2.5
