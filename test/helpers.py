@@ -80,3 +80,15 @@ def build_test_interfaces() -> str:
     except ImportError as e:
         return f"test/interfaces built but not importable: {e}"
     return ""
+
+
+def wait_for(predicate, timeout_s: float = 15.0, step_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout_s`` passes (ROS callbacks run elsewhere)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return False
