@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .capture import KeyframeSelector, PoseBuffer, decode_image, encode_jpeg
+from .capture import KeyframeSelector, PoseBuffer
 from .chunking import chunk_keyframes
 from .config import VlkngConfig
+from .images import decode_image, encode_jpeg
 from .llm.base import LLM
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, Keyframe, Pose, chunk_id

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
+from vlkng_ros.core.images import encode_jpeg
 from vlkng_ros.eval.sim.questions import make_questions
 from vlkng_ros.eval.sim.render import Renderer
 from vlkng_ros.eval.sim.trajectory import camera_times, pose_samples, walk
@@ -173,10 +173,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
             log_ns = stamp + 12_000_000 + int(rng.integers(0, 4_000_000))
             write_events_until(log_ns)
             img, visible = renderer.render(float(cx[k]), float(cy[k]), float(cyaw[k]), float(comega[k]))
-            ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(img, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-            if not ok:
-                raise RuntimeError("JPEG encoding failed")
-            bag.image(stamp, log_ns, jpeg.tobytes())
+            bag.image(stamp, log_ns, encode_jpeg(img, JPEG_QUALITY))
             room = world.room_at(float(cx[k]), float(cy[k]))
             place = world.rooms[room].kind if room >= 0 else last_place
             last_place = place
