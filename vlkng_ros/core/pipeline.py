@@ -13,17 +13,19 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
 from .capture import KeyframeSelector, PoseBuffer
 from .chunking import chunk_keyframes
 from .config import VlkngConfig
-from .images import decode_image, encode_jpeg
+from .images import decode_image, encode_depth_png, encode_jpeg
 from .llm.base import LLM
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, Keyframe, Pose, chunk_id
@@ -37,9 +39,67 @@ if TYPE_CHECKING:
 log = logging.getLogger("vlkng.build")
 
 
+DepthSource = Union[np.ndarray, Callable[[], np.ndarray]]  # metres (NaN = none), or how to decode it
+
+
+class DepthWriter:
+    """Keyframe depth into the frame store, off the capture thread: encoding a 16-bit PNG costs
+    tens of milliseconds, decoding the message a few, so capture only hands the message over.
+
+    ``submit`` queues (tour, stamp, depth or a function decoding it); a worker thread decodes,
+    shrinks by ``scale`` (every scale-th reading: no made-up depths between surfaces), encodes and
+    writes. A full queue drops the depth (counted and logged) unless ``block``: a live robot keeps
+    capturing colour keyframes whatever happens to depth. ``flush`` waits until all is written."""
+
+    def __init__(self, frames, scale: int = 2, capacity: int = 64, block: bool = False) -> None:
+        self.frames = frames
+        self.scale = max(1, int(scale))
+        self.block = block
+        self._queue: queue.Queue = queue.Queue(maxsize=capacity)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.written = self.dropped = self.failed = 0
+        self.seconds = 0.0  # worker time: decode + shrink + PNG encode + write
+
+    def submit(self, tour_id: str, stamp_ns: int, depth: DepthSource) -> bool:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="vlkng-depth-writer", daemon=True)
+                self._thread.start()
+        try:
+            self._queue.put((tour_id, stamp_ns, depth), block=self.block)
+            return True
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 100 == 0:
+                log.warning("depth writer behind: %d keyframe depth frame(s) dropped so far", self.dropped)
+            return False
+
+    def flush(self) -> None:
+        if self._thread is not None:
+            self._queue.join()
+
+    def _run(self) -> None:
+        while True:
+            tour_id, stamp_ns, depth = self._queue.get()
+            t0 = time.perf_counter()
+            try:
+                d = depth() if callable(depth) else depth
+                if self.scale > 1:
+                    d = d[:: self.scale, :: self.scale]
+                self.frames.put_depth(tour_id, stamp_ns, encode_depth_png(d))
+                self.written += 1
+            except Exception as e:  # a bad depth frame or a full disk: logged, capture goes on
+                self.failed += 1
+                log.error("keyframe %s/%d: depth not stored: %s: %s", tour_id, stamp_ns, type(e).__name__, e)
+            finally:
+                self.seconds += time.perf_counter() - t0
+                self._queue.task_done()
+
+
 class MemoryBuilder:
     def __init__(self, memory: Memory, cfg: VlkngConfig, perceiver: Perceiver | None,
-                 camera: CameraModel | None = None, llm: LLM | None = None) -> None:
+                 camera: CameraModel | None = None, llm: LLM | None = None, block_on_depth: bool = False) -> None:
         self.memory = memory
         self.cfg = cfg
         self.perceiver = perceiver
@@ -47,6 +107,7 @@ class MemoryBuilder:
         self.merger = StoaMerger(memory, cfg, llm)
         self._selectors: dict[str, KeyframeSelector] = {}
         self._next_index: dict[str, int] = {}
+        self.depth_writer = DepthWriter(memory.frames, cfg.depth.store_scale, block=block_on_depth)
 
     # --- capture ---------------------------------------------------------------------------
     def set_camera(self, tour_id: str, camera: CameraModel) -> None:
@@ -56,8 +117,11 @@ class MemoryBuilder:
         if self.memory.graph.get_meta(key) != value:
             self.memory.graph.set_meta(key, value)
 
-    def ingest_frame(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None) -> Keyframe | None:
-        """Keep the frame as a keyframe if it is useful; store its JPEG and row. Returns it."""
+    def ingest_frame(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None,
+                     depth: DepthSource | None = None) -> Keyframe | None:
+        """Keep the frame as a keyframe if it is useful; store its JPEG and row, and its depth
+        (metres registered to ``rgb``, or a function decoding it: called only for a keyframe)
+        through the depth writer. Returns the keyframe."""
         selector = self._selectors.setdefault(tour_id, KeyframeSelector(self.cfg.capture))
         decision = selector.consider(stamp_ns, rgb, pose)
         if not decision.keep:
@@ -77,8 +141,18 @@ class MemoryBuilder:
             graph.upsert_keyframes([kf])
             self.memory.touch()
         self._next_index[tour_id] += 1
+        if depth is not None and self.cfg.depth.enabled:
+            self.depth_writer.submit(tour_id, stamp_ns, depth)
         log.debug("keyframe %s #%d (%s)", kf.key, kf.index, decision.reason)
         return kf
+
+    def attach_depth(self, tour_id: str, stamp_ns: int, depth: DepthSource) -> bool:
+        """Store depth for the keyframe at ``stamp_ns`` (also when it arrives after the keyframe:
+        positions placed without it are re-solved at the next merge). False when depth is off,
+        the frame is no keyframe, or the writer dropped it."""
+        if not self.cfg.depth.enabled or self.memory.graph.get_keyframe(tour_id, stamp_ns) is None:
+            return False
+        return self.depth_writer.submit(tour_id, stamp_ns, depth)
 
     # --- perception ------------------------------------------------------------------------
     def chunk_path(self, tour_id: str, chunk_index: int) -> Path:
@@ -144,6 +218,7 @@ class BuildReport:
     frames_unreadable: int = 0
     frames_without_pose: int = 0
     keyframes: int = 0
+    keyframes_with_depth: int = 0
     chunks: int = 0
     chunks_merged: int = 0
     chunks_skipped: int = 0
@@ -168,14 +243,15 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
     from .tour import Tour
 
     if not isinstance(tour, Tour):
-        tour = Tour.open(tour, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic))
+        tour = Tour.open(tour, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic),
+                         depth=cfg.depth)
     report = BuildReport(tour.tour_id)
     graph = memory.graph
     graph.set_meta(f"tour_path:{tour.tour_id}", str(Path(tour.path).resolve()))
     if perceiver is None:
         perceiver = make_perceiver(cfg, annotations=tour.annotations)
     camera = tour.camera_model(cfg.capture.camera_hfov_deg)
-    builder = MemoryBuilder(memory, cfg, perceiver, camera, llm)
+    builder = MemoryBuilder(memory, cfg, perceiver, camera, llm, block_on_depth=True)
     builder.set_camera(tour.tour_id, camera)
 
     t0 = time.perf_counter()
@@ -197,12 +273,17 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
                 log.error("%s frame %d skipped: %s", tour.tour_id, fm.stamp_ns, fm.error)
                 continue
             pose = poses.lookup(fm.stamp_ns)
-            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose)
+            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose,
+                                      fm.depth if cfg.depth.enabled else None)
+            if kf is not None and fm.depth is not None:
+                report.keyframes_with_depth += 1
             if kf is not None and kf.pose is None:
                 report.frames_without_pose += 1
             if progress and time.perf_counter() - last_print > 2.0:
                 last_print = time.perf_counter()
                 _say(True, f"{tour.tour_id}: capture {report.frames}/{total} frames")
+        builder.depth_writer.flush()
+        report.seconds["depth_store"] = builder.depth_writer.seconds
         keyframes = graph.keyframes(tour.tour_id)
         if not tour.read_errors():
             graph.set_meta(capture_key, "done")

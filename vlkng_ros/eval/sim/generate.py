@@ -1,4 +1,4 @@
-"""Write a complete synthetic tour (tour-format v1): bag, annotations, questions, world."""
+"""Write a complete synthetic tour (tour-format v2): bag, annotations, questions, world."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import numpy as np
 from vlkng_ros.core.images import encode_jpeg
 from vlkng_ros.eval.sim.questions import make_questions
 from vlkng_ros.eval.sim.render import Renderer
+from vlkng_ros.eval.sim.sensor import realsense_depth
 from vlkng_ros.eval.sim.trajectory import camera_times, pose_samples, walk
 from vlkng_ros.eval.sim.world import build_world, move_objects
 
@@ -26,6 +27,7 @@ EPOCH_NS = 1_700_000_000_000_000_000
 IMAGE_TOPIC = "/camera/image_raw/compressed"
 POSE_TOPIC = "/pose"
 INFO_TOPIC = "/camera/camera_info"
+DEPTH_TOPIC = "/camera/aligned_depth_to_color/image_raw"
 CAMERA_FRAME = "camera_optical_frame"
 HFOV_DEG = 90.0
 JPEG_QUALITY = 85
@@ -55,7 +57,7 @@ def _dir_size(path: Path) -> int:
 class _BagWriter:
     """rosbag2 (MCAP storage) writer for the tour's three topics."""
 
-    def __init__(self, bag_dir: Path, width: int, height: int, fx: float):
+    def __init__(self, bag_dir: Path, width: int, height: int, fx: float, depth: bool = False):
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.typesys import Stores, get_typestore
 
@@ -71,6 +73,9 @@ class _BagWriter:
         self.c_img = self.writer.add_connection(IMAGE_TOPIC, self.CompressedImage.__msgtype__, typestore=self.ts)
         self.c_pose = self.writer.add_connection(POSE_TOPIC, self.Pwcs.__msgtype__, typestore=self.ts)
         self.c_info = self.writer.add_connection(INFO_TOPIC, self.CameraInfo.__msgtype__, typestore=self.ts)
+        if depth:
+            self.Image = t["sensor_msgs/msg/Image"]
+            self.c_depth = self.writer.add_connection(DEPTH_TOPIC, self.Image.__msgtype__, typestore=self.ts)
         self.width, self.height, self.fx = width, height, fx
 
     def header(self, stamp_ns: int, frame_id: str):
@@ -81,6 +86,13 @@ class _BagWriter:
         msg = self.CompressedImage(header=self.header(stamp_ns, CAMERA_FRAME), format="jpeg",
                                    data=np.frombuffer(jpeg, dtype=np.uint8))
         self.writer.write(self.c_img, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
+
+    def depth(self, stamp_ns: int, log_ns: int, mm: np.ndarray) -> None:
+        """Aligned depth as an RGB-D driver publishes it: 16UC1 millimetres, 0 = no reading."""
+        h, w = mm.shape
+        msg = self.Image(header=self.header(stamp_ns, CAMERA_FRAME), height=h, width=w, encoding="16UC1",
+                         is_bigendian=0, step=w * 2, data=np.ascontiguousarray(mm, dtype="<u2").view(np.uint8).ravel())
+        self.writer.write(self.c_depth, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
 
     def pose(self, stamp_ns: int, log_ns: int, x: float, y: float, yaw: float) -> None:
         cov = np.zeros(36, dtype=np.float64)
@@ -107,8 +119,10 @@ class _BagWriter:
 
 def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, world_seed: int | None = None,
                   fps: float = 5.0, width: int = 640, height: int = 480, move_objects: int = 0,
-                  log_progress: bool = True, overwrite: bool = False) -> SimSummary:
-    """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes."""
+                  log_progress: bool = True, overwrite: bool = False, depth: bool = False) -> SimSummary:
+    """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes.
+    ``depth``: also write aligned depth (16UC1, RealSense-like noise and dropouts, see sensor.py)
+    on DEPTH_TOPIC, stamped within 3 ms of each colour frame; everything else is unchanged."""
     started = time.monotonic()
     if minutes <= 0 or fps <= 0:
         raise ValueError("minutes and fps must be positive")
@@ -134,7 +148,8 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     t_cam = camera_times(duration, fps, rng)
     t_pose, px, py, pyaw = pose_samples(traj, duration, rng)
     cx, cy, cyaw, comega = traj.at(t_cam)
-    renderer = Renderer(world, width, height, HFOV_DEG, seed=seed)
+    renderer = Renderer(world, width, height, HFOV_DEG, seed=seed, depth=depth)
+    depth_rng = np.random.default_rng([int(seed), 0xDE97])  # its own stream: colour tours stay byte-identical
     epoch = EPOCH_NS + (int(seed) % 1000) * 86_400 * 1_000_000_000
     to_ns = lambda t: epoch + int(round(float(t) * 1e9))  # noqa: E731
 
@@ -146,7 +161,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
         events.append((to_ns(s + 0.01) + 1_000_000, 1, (to_ns(s + 0.01),)))
     events.sort()
 
-    bag = _BagWriter(out / "bag", width, height, renderer.fx)
+    bag = _BagWriter(out / "bag", width, height, renderer.fx, depth)
     relations = world.relations()
     objects = world.objects
     ann_lines: list[str] = []
@@ -174,6 +189,9 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
             write_events_until(log_ns)
             img, visible = renderer.render(float(cx[k]), float(cy[k]), float(cyaw[k]), float(comega[k]))
             bag.image(stamp, log_ns, encode_jpeg(img, JPEG_QUALITY))
+            if depth:
+                offset = int(depth_rng.integers(-3_000_000, 3_000_001))
+                bag.depth(stamp + offset, log_ns + 1_000_000, realsense_depth(renderer.last_depth, depth_rng))
             room = world.room_at(float(cx[k]), float(cy[k]))
             place = world.rooms[room].kind if room >= 0 else last_place
             last_place = place
