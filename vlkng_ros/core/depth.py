@@ -271,3 +271,68 @@ def cloud_to_depth(points_cam: np.ndarray, camera: CameraModel, noise: DepthNois
         np.minimum.at(depth, (v[ok], u[ok]), p[ok, 2].astype(np.float32))
     depth[~np.isfinite(depth)] = np.nan
     return depth
+
+
+# --- keyframe depth in a memory ------------------------------------------------------------
+class KeyframeDepths:
+    """A memory's stored keyframe depth (frame store ``get_depth``), decoded once: the few
+    keyframes of a chunk are asked for once per box."""
+
+    def __init__(self, frames, capacity: int = 48) -> None:
+        self.frames = frames
+        self.capacity = capacity
+        self._cache: dict[tuple[str, int], np.ndarray | None] = {}
+
+    def get(self, tour_id: str, stamp_ns: int) -> np.ndarray | None:
+        key = (tour_id, int(stamp_ns))
+        if key in self._cache:
+            return self._cache[key]
+        from .images import decode_depth_png
+
+        depth = None
+        try:
+            png = self.frames.get_depth(tour_id, stamp_ns)
+            depth = decode_depth_png(png) if png else None
+        except (OSError, ValueError):
+            depth = None  # a damaged depth file: the object is placed without it
+        if len(self._cache) >= self.capacity:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = depth
+        return depth
+
+    def has(self, tour_id: str, stamp_ns: int) -> bool:
+        key = (tour_id, int(stamp_ns))
+        return self._cache[key] is not None if key in self._cache else self.frames.has_depth(tour_id, stamp_ns)
+
+
+def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
+                  camera: CameraModel, noise: DepthNoise, pitch_rad: float = 0.0) -> DepthFix | None:
+    """Measure ``bbox`` in the keyframe's stored depth and add the fix to ``acc`` (a
+    geometry.RayAccumulator); the fix, or None when the keyframe has no (usable) depth there."""
+    depth = depths.get(tour_id, stamp_ns)
+    if depth is None:
+        return None
+    fix = object_depth(depth, bbox, camera, noise)
+    if fix is None:
+        return None
+    xy, cov = fix.in_map(pose, pitch_rad)
+    acc.add_depth(xy, cov, fix.width_m, fix.extent_m)
+    return fix
+
+
+def redo_depth(ray_stats: list[float], sightings, depths: KeyframeDepths, noise: DepthNoise,
+               pitch_rad: float = 0.0):
+    """An object's sums with their depth part recomputed from every sighting that has depth now:
+    ``sightings`` are (tour_id, stamp_ns, pose, bbox, camera). Returns the new
+    geometry.RayAccumulator, or None when no more sightings have depth than were counted (nothing
+    to re-solve). Bearing and floor sums are kept as they are."""
+    from .geometry import RayAccumulator
+
+    old = RayAccumulator(ray_stats)
+    sightings = [s for s in sightings if s[2] is not None and depths.has(s[0], s[1])]
+    if len(sightings) <= old.depth_n:
+        return None
+    acc = RayAccumulator(old.to_list()[: RayAccumulator.FORWARD_SIZE])
+    for tour_id, stamp, pose, bbox, camera in sightings:
+        add_depth_fix(acc, depths, tour_id, stamp, pose, bbox, camera, noise, pitch_rad)
+    return acc if acc.depth_n > old.depth_n else None
