@@ -31,6 +31,9 @@ class CaptureConfig:
     novelty_threshold: float = _f(0.18, "Keep a frame when its thumbnail differs this much (0-1).")
     blur_threshold: float = _f(15.0, "Reject frames whose Laplacian variance is below this.")
     pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
+    pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
+                                  "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
+    map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
@@ -167,6 +170,7 @@ class VlkngConfig:
     chunk_size: int = _f(8, "Keyframes per VLM call, b (paper: 8 is best).")
     image_topic: str = _f("camera/image_raw/compressed", "Camera topic (relative name).")
     pose_topic: str = _f("pose", "PoseWithCovarianceStamped topic from SLAM (relative name).")
+    odom_topic: str = _f("odom", "nav_msgs/Odometry topic, the last pose fallback (relative name).")
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     perception: PerceptionConfig = field(default_factory=PerceptionConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
