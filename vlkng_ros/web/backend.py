@@ -75,20 +75,22 @@ class LocalBackend:
     navigation_hint = ("Go there needs the robot: serve the page from the ROS suite "
                        "('vlkng run --web' or the vlkng_web node), which sends the GoTo action.")
 
-    def __init__(self, memory: Memory, cfg: VlkngConfig, llm: Any = None, warm: bool = True) -> None:
+    def __init__(self, memory: Memory, cfg: VlkngConfig, llm: Any = None, warm: bool = True,
+                 engine: Any = None) -> None:
         from ..core.ask.engine import AskEngine
         from ..core.llm.registry import make_llm
 
         self.memory = memory
         self.cfg = cfg
-        self.engine = AskEngine(memory, cfg, llm if llm is not None else make_llm(cfg.llm))
+        # in the suite the ask server's engine (warm, caches shared) answers the page too
+        self.engine = engine or AskEngine(memory, cfg, llm if llm is not None else make_llm(cfg.llm))
         self.history: deque[dict[str, Any]] = deque(maxlen=max(1, cfg.web.max_history))
         self.nav: dict[str, Any] = {"state": "idle"}
         self.latencies_s: deque[float] = deque(maxlen=20)
         self._rates = Rates()
         self._lock = threading.Lock()
         self._answers = 0
-        if warm:
+        if warm and engine is None:
             self.engine.warm_up()
 
     # --- asking ------------------------------------------------------------------------------
