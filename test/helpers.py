@@ -80,3 +80,43 @@ def build_test_interfaces() -> str:
     except ImportError as e:
         return f"test/interfaces built but not importable: {e}"
     return ""
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1000"]
+
+
+def chromium_driver():
+    """A headless Debian Chromium driven by Selenium through /usr/bin/chromedriver; the test is
+    skipped, with the reason, where either is not installed (apt install chromium chromium-driver)."""
+    import shutil
+
+    import pytest
+
+    browser = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
+    driver = shutil.which("chromedriver") or (CHROMEDRIVER if os.path.exists(CHROMEDRIVER) else None)
+    if not browser or not driver:
+        pytest.skip("browser test: chromium and chromedriver are not installed "
+                    "(apt install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="browser test: pip install selenium")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout_s`` passed; its last value."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return bool(value)
+        time.sleep(step_s)

@@ -166,6 +166,17 @@ class DepthConfig:
 
 
 @dataclass
+class WebConfig:
+    host: str = _f("127.0.0.1", "Interface the tablet web app binds to (0.0.0.0: every interface, e.g. the "
+                                "robot's Wi-Fi; the access token is required either way).")
+    port: int = _f(8080, "TCP port of the tablet web app.")
+    token: str = _f("", "Access token every web request must carry. Empty: read $VLKNG_WEB_TOKEN, else "
+                        "generate one on first start, print it once and keep it in <memory>/web_token (0600).")
+    status_period_s: float = _f(1.0, "Live status is pushed to the page this often (s).")
+    max_history: int = _f(50, "Questions and answers kept in the session history shown on the page.")
+
+
+@dataclass
 class VlkngConfig:
     chunk_size: int = _f(8, "Keyframes per VLM call, b (paper: 8 is best).")
     image_topic: str = _f("camera/image_raw/compressed", "Camera topic (relative name).")
@@ -179,6 +190,7 @@ class VlkngConfig:
     embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     ask: AskConfig = field(default_factory=AskConfig)
     depth: DepthConfig = field(default_factory=DepthConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     # ----------------------------------------------------------------------------------------
     def iter_parameters(self) -> Iterator[tuple[str, Any, str]]:
