@@ -42,7 +42,7 @@ class AskEngine:
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
-        from ..stoa import memory_camera_height
+        from ..calibration import memory_camera_height
 
         return memory_camera_height(self.memory, self.cfg)
 
