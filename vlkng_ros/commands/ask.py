@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         engine = AskEngine(memory, cfg, make_llm(cfg.llm))
         engine.warm_up()  # model load and caches are start-up cost, not part of the question's timings
         logging.getLogger("vlkng.ask").info("memory opened and warmed up in %.1f s", time.perf_counter() - t0)
-        res = engine.ask(AskRequest(args.question, list(args.options), args.k or cfg.ask.top_k, args.mode))
+        res = engine.ask(AskRequest(args.question, list(args.options), args.k or 0, args.mode))
     if args.json:
         print_json(res.to_dict())
         return 0 if res.success else 1

@@ -291,8 +291,10 @@ def _question_problem(q: Any) -> str | None:
     if options is not None:
         if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
             return "options must be a list of strings"
-        letters = [o.split(".", 1)[0].strip() for o in options]
-        if q.get("answer") not in letters:
+        from .ask.options import parse_options  # the engine's reading of options, not a second one
+
+        letters = [k for k, _ in parse_options(options)]
+        if str(q.get("answer") or "").upper() not in letters:
             return f"answer {q.get('answer')!r} is not one of the options' letters"
     goal = q.get("goal_xy")
     if goal is not None and not (isinstance(goal, (list, tuple)) and len(goal) == 2

@@ -46,7 +46,7 @@ class AskServerNode(VlkngLifecycleNode):
             result = AskResult(False, "the ask server is not active (lifecycle state)")
         else:
             try:
-                result = self.engine.ask(conv.ask_request_from_msg(request, self.cfg.ask.top_k))
+                result = self.engine.ask(conv.ask_request_from_msg(request))
             except Exception as e:  # never leave a client hanging
                 self.get_logger().error(f"ask failed: {type(e).__name__}: {e}")
                 result = AskResult(False, f"internal error: {type(e).__name__}: {e}")

@@ -261,16 +261,11 @@ class SqliteGraphStore(GraphStore):
         found = {r[0]: r[1] for r in rows}
         return [_obj(found[i]) for i in wanted if i in found]
 
-    def iter_objects(self) -> Iterator[ObjectNode]:
-        after = ""
-        while True:
-            rows = self._query("SELECT id, data FROM objects WHERE id > ? ORDER BY id LIMIT ?",
-                               (after, _PAGE))
-            for _, data in rows:
-                yield _obj(data)
-            if len(rows) < _PAGE:
-                return
-            after = rows[-1][0]
+    def objects_after(self, after_id: str, limit: int) -> list[ObjectNode]:
+        if limit <= 0:
+            return []
+        rows = self._query("SELECT data FROM objects WHERE id > ? ORDER BY id LIMIT ?", (after_id, int(limit)))
+        return [_obj(data) for (data,) in rows]
 
     def count_objects(self) -> int:
         return self._query("SELECT count(*) FROM objects")[0][0]
