@@ -119,6 +119,8 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
+                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
                                       "seen from, facing it (the planner's goal tolerance finds the free spot).")
 
@@ -274,4 +276,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             cfg.update({k: v for k, v in params.items() if k not in ROS_SKIP}, strict=False)
     if overrides:
         cfg.update(overrides)
+    from .stores._common import validate_namespace
+
+    validate_namespace(cfg.stores.namespace)  # names are checked before any work starts
     return cfg

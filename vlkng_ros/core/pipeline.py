@@ -278,16 +278,24 @@ def tour_pose_lookup(tour: "Tour", cfg: VlkngConfig) -> tuple[str, Callable[[int
 
 
 def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, progress: bool = True,
-               perceiver: Perceiver | None = None, llm: LLM | None = None) -> BuildReport:
-    """Build (or extend) ``memory`` from a tour folder. Re-running changes nothing."""
+               perceiver: Perceiver | None = None, llm: LLM | None = None,
+               tour_id: str | None = None) -> BuildReport:
+    """Build (or extend) ``memory`` from a tour folder. Re-running changes nothing.
+
+    The tour's id in the memory comes from its content (core/tour_identity.py); ``tour_id``
+    names it instead (refused when that name already holds other content)."""
     from .perception.registry import make_perceiver
     from .tour import Tour
+    from .tour_identity import resolve_tour_id
 
+    if tour_id:
+        validate_tour_id(tour_id)
     if not isinstance(tour, Tour):
         tour = Tour.open(tour, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic),
                          depth=cfg.depth)
-    report = BuildReport(tour.tour_id)
     graph = memory.graph
+    tour.tour_id = resolve_tour_id(graph, tour, tour_id)
+    report = BuildReport(tour.tour_id)
     graph.set_meta(f"tour_path:{tour.tour_id}", str(Path(tour.path).resolve()))
     if perceiver is None:
         perceiver = make_perceiver(cfg, annotations=tour.annotations)
