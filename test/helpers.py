@@ -82,13 +82,69 @@ def build_test_interfaces() -> str:
     return ""
 
 
-def wait_for(predicate, timeout_s: float = 15.0, step_s: float = 0.05) -> bool:
-    """Poll ``predicate`` until it holds or ``timeout_s`` passes (ROS callbacks run elsewhere)."""
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1000"]
+
+
+def chromium_driver():
+    """A headless Debian Chromium driven by Selenium through /usr/bin/chromedriver; the test is
+    skipped, with the reason, where either is not installed (apt install chromium chromium-driver)."""
+    import shutil
+
+    import pytest
+
+    browser = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
+    driver = shutil.which("chromedriver") or (CHROMEDRIVER if os.path.exists(CHROMEDRIVER) else None)
+    if not browser or not driver:
+        pytest.skip("browser test: chromium and chromedriver are not installed "
+                    "(apt install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="browser test: pip install selenium")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout_s`` passed; its last value."""
     import time
 
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return bool(value)
         time.sleep(step_s)
-    return False
+
+
+def write_tour(out, frames, poses=(), hfov_deg: float = 90.0, jpeg_quality: int = 85):
+    """A tour folder (bag/ only: no annotations) from ``frames`` [(stamp_ns, RGB uint8)] and
+    optional ``poses`` [(stamp_ns, x, y, yaw)] on /pose, written with the simulator's bag writer.
+    Returns the folder."""
+    import math
+    from pathlib import Path
+
+    import cv2
+
+    from vlkng_ros.eval.sim.generate import _BagWriter
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    h, w = frames[0][1].shape[:2]
+    bag = _BagWriter(out / "bag", w, h, (w / 2) / math.tan(math.radians(hfov_deg) / 2))
+    events = [(s, 0, rgb) for s, rgb in frames] + [(p[0], 1, p) for p in poses]
+    bag.camera_info(frames[0][0], frames[0][0] - 1)
+    for stamp, kind, item in sorted(events, key=lambda e: (e[0], -e[1])):
+        if kind == 1:
+            bag.pose(stamp, stamp, *item[1:])
+        else:
+            ok, buf = cv2.imencode(".jpg", cv2.cvtColor(item, cv2.COLOR_RGB2BGR),
+                                   [int(cv2.IMWRITE_JPEG_QUALITY), jpeg_quality])
+            bag.image(stamp, stamp, buf.tobytes())
+    bag.close()
+    return out

@@ -17,7 +17,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from helpers import build_test_interfaces, domain_id, wait_for
+from helpers import build_test_interfaces, domain_id, wait_until
 from vlkng_ros import conversions as conv
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.memory import Memory
@@ -104,7 +104,7 @@ def test_live_tf_over_dds_gives_keyframes_the_camera_pose(ros, memory):
         _ts(T0, "base_link", "camera_link", *MOUNT),
         _ts(T0, "camera_link", "camera_optical_frame", (0, 0, 0), OPTICAL)]))
     # the latched mount arrives (transient local), and the image subscription is matched
-    assert wait_for(lambda: img_pub.get_subscription_count() > 0
+    assert wait_until(lambda: img_pub.get_subscription_count() > 0
                      and "camera_optical_frame" in capture.tf.buffer.frames())
     expected = TransformBuffer()  # what the chain is, computed here (map -> odom shifted and turned)
     map_odom = ((2.0, -1.0, 0.0), q_from_rpy(0.0, 0.0, 0.5))
@@ -130,7 +130,7 @@ def test_live_tf_over_dds_gives_keyframes_the_camera_pose(ros, memory):
             time.sleep(0.05)
             img_pub.publish(_image(stamp, "camera_optical_frame", k))
         time.sleep(0.15)
-    assert wait_for(lambda: memory.graph.count_keyframes() == 6), capture.stats
+    assert wait_until(lambda: memory.graph.count_keyframes() == 6), capture.stats
     for kf, stamp in zip(memory.graph.keyframes(), stamps):
         want = camera_pose(expected.lookup("map", "camera_optical_frame", stamp), "camera_optical_frame")
         assert kf.stamp_ns == stamp and kf.frame_id == "camera_optical_frame"
@@ -160,11 +160,11 @@ def test_images_without_any_pose_warn_once_naming_what_was_waited_for(ros, memor
     capture.trigger_configure()
     capture.trigger_activate()
     img_pub = robot.create_publisher(CompressedImage, "/robot2/camera/image_raw/compressed", 30)
-    assert wait_for(lambda: img_pub.get_subscription_count() > 0)
+    assert wait_until(lambda: img_pub.get_subscription_count() > 0)
     for k in range(12):
         img_pub.publish(_image(T0 + 50 * S + k * 600_000_000, "lonely_camera", 100 + k))
         time.sleep(0.15)
-    assert wait_for(lambda: capture.stats["no_pose_warnings"] == 1)
+    assert wait_until(lambda: capture.stats["no_pose_warnings"] == 1)
     time.sleep(0.5)
     capture.flush_pending()
     assert capture.stats["no_pose_warnings"] == 1  # once, not per frame

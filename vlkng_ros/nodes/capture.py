@@ -13,10 +13,18 @@ Keeping up with a 30 fps 1280x720 camera on one core: a frame that arrives soone
 would reject it anyway); the rest are decoded once. Frames wait (undecoded) until a pose newer
 than their stamp has arrived, or until the pose would be too old anyway, so a frame gets the pose
 interpolated around its stamp, as SLAM publishes poses late and slower than the camera.
+
+Depth, where the robot has it: ``depth.topic`` (an RGB-D camera's aligned depth, Image 16UC1/32FC1
+or a compressedDepth CompressedImage when the name ends in 'compressedDepth') and/or
+``depth.cloud_topic`` (PointCloud2). The latest depth messages are kept undecoded; a keyframe takes
+the one stamped nearest to it within ``depth.max_offset_ms`` and the depth writer thread decodes
+and stores it, so capture pays only the lookup. Depth that arrives after its keyframe was stored
+is attached to it then (positions are re-solved at the next merge).
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
 import time
 from datetime import datetime, timezone
@@ -25,11 +33,12 @@ from typing import Any
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, PointCloud2
 from vlkng_msgs.msg import Keyframe as KeyframeMsg
 
 from .. import conversions as conv
 from ..core.capture import PoseBuffer
+from ..core.depth import cloud_to_depth, transform_points
 from ..core.memory import Memory
 from ..core.model import CameraModel, Pose
 from ..core.pipeline import MemoryBuilder
@@ -38,6 +47,8 @@ from .common import VlkngLifecycleNode, param, spin_main
 from .tf_live import make_live_tf
 
 NS = 1_000_000_000
+DEPTH_BUFFER = 60  # depth messages kept (2 s of a 30 fps camera), undecoded
+CLOUD_OFFSET_FACTOR = 3  # a cloud may be this many times further from a frame than a depth image
 
 PARAMS = {
     "tour_id": ("", "Tour id of what is captured; empty = 'tour-<UTC date-time>' at configure."),
@@ -62,6 +73,8 @@ class CaptureNode(VlkngLifecycleNode):
         self._latest_pose_ns = -1
         self._latest_odom_ns = -1
         self._busy_s = 0.0
+        self._depth: dict[str, tuple[list[int], list[Any]]] = {}  # topic kind -> (stamps, messages)
+        self._awaiting_depth: collections.OrderedDict = collections.OrderedDict()  # keyframe stamps without depth
         self.tf = None
         self._unposed_since: float | None = None
         self._warned_no_pose = False
@@ -111,6 +124,7 @@ class CaptureNode(VlkngLifecycleNode):
         # reach this node when tf2_ros listens), and not left waiting when the camera stops
         self.keep(self.create_timer(0.1, self._on_timer))
         self._image_topic = self.resolve_topic_name(topic)
+        self._subscribe_depth(image_qos)
         info_topic = param(self, "camera_info_topic")
         if info_topic:
             self.keep(self.create_subscription(CameraInfo, info_topic, self._on_camera_info, 10))
@@ -119,8 +133,27 @@ class CaptureNode(VlkngLifecycleNode):
                                f"({'CompressedImage' if compressed else 'Image'}), poses ({source}) from "
                                f"{', then '.join(sources)}")
 
+    def _subscribe_depth(self, qos: QoSProfile) -> None:
+        d = self.cfg.depth
+        self._depth = {}
+        if not d.enabled:
+            return
+        self._cloud_rt = d.cloud_transform()  # ValueError on a malformed transform: configure fails
+        if d.topic:
+            compressed = d.topic.rstrip("/").lower().endswith("compresseddepth")
+            self._depth["image"] = ([], [])
+            self.keep(self.create_subscription(CompressedImage if compressed else Image, d.topic,
+                                               lambda m: self._on_depth("image", m), qos))
+        if d.cloud_topic:
+            self._depth["cloud"] = ([], [])
+            self.keep(self.create_subscription(PointCloud2, d.cloud_topic, lambda m: self._on_depth("cloud", m), qos))
+        self.get_logger().info("depth from " + ", ".join(
+            self.resolve_topic_name(t) for t in (d.topic, d.cloud_topic) if t))
+
     def teardown(self) -> None:
         self.flush_pending()
+        if self.builder is not None:
+            self.builder.depth_writer.flush()
         if self.tf is not None:
             self.tf.destroy(self)
             self.tf = None
@@ -134,8 +167,9 @@ class CaptureNode(VlkngLifecycleNode):
     def _on_camera_info(self, msg: CameraInfo) -> None:
         if self._camera_set or not self.active or msg.width == 0 or msg.k[0] <= 0:
             return
-        camera = CameraModel(int(msg.width), int(msg.height), float(msg.k[0]), float(msg.k[4]),
-                             float(msg.k[2]), float(msg.k[5]))
+        camera = conv.camera_from_info(msg)
+        if camera is None:
+            return
         with self._lock:
             self.builder.set_camera(self.tour_id, camera)
         self._camera_set = True
@@ -167,6 +201,59 @@ class CaptureNode(VlkngLifecycleNode):
     def _on_timer(self) -> None:
         if self.active:
             self._drain()
+
+    def _on_depth(self, kind: str, msg: Any) -> None:
+        if not self.active:
+            return
+        stamp = conv.ns_from_time(msg.header.stamp)
+        with self._lock:
+            stamps, msgs = self._depth[kind]
+            if stamps and stamp < stamps[-1] - NS:
+                stamps.clear()
+                msgs.clear()  # stamps jumped back (replay restarted)
+            i = bisect.bisect_left(stamps, stamp)
+            stamps.insert(i, stamp)
+            msgs.insert(i, msg)
+            del stamps[:-DEPTH_BUFFER], msgs[:-DEPTH_BUFFER]
+            # a keyframe stored before its depth came: attach it now
+            tol = self._tolerance(kind)
+            late = [s for s in self._awaiting_depth if abs(s - stamp) <= tol]
+            for s in late:
+                del self._awaiting_depth[s]
+                if self.builder.attach_depth(self.tour_id, s, self._depth_source(kind, msg)):
+                    self.stats["depth_late"] += 1
+
+    def _tolerance(self, kind: str) -> int:
+        tol = int(self.cfg.depth.max_offset_ms * 1e6)
+        return tol * CLOUD_OFFSET_FACTOR if kind == "cloud" else tol
+
+    def _depth_source(self, kind: str, msg: Any):
+        """How to decode ``msg`` into metres registered to the colour image (run by the writer)."""
+        if kind == "image":
+            return lambda: conv.depth_to_metres(msg)
+        camera = self.builder.camera
+
+        def cloud() -> Any:
+            if camera is None:
+                raise ValueError("a point cloud needs the camera model (CameraInfo or the first frame)")
+            rot, trans = self._cloud_rt
+            return cloud_to_depth(transform_points(conv.cloud_to_xyz(msg), rot, trans), camera,
+                                  self.cfg.depth.noise())
+        return cloud
+
+    def _depth_for(self, stamp: int):
+        """The depth source nearest to ``stamp`` within tolerance (an aligned image first)."""
+        for kind in ("image", "cloud"):
+            if kind not in self._depth:
+                continue
+            stamps, msgs = self._depth[kind]
+            i = bisect.bisect_left(stamps, stamp)
+            near = [j for j in (i - 1, i) if 0 <= j < len(stamps)]
+            if near:
+                j = min(near, key=lambda j: abs(stamps[j] - stamp))
+                if abs(stamps[j] - stamp) <= self._tolerance(kind):
+                    return self._depth_source(kind, msgs[j])
+        return None
 
     def _on_image(self, msg: Any) -> None:
         if not self.active:
@@ -259,8 +346,9 @@ class CaptureNode(VlkngLifecycleNode):
         frame_id = msg.header.frame_id.lstrip("/")
         pose = self._pose_at(stamp, frame_id)
         self._note_pose(pose is not None, frame_id)
+        depth = self._depth_for(stamp) if self._depth else None
         try:
-            kf = self.builder.ingest_frame(self.tour_id, stamp, rgb, pose, frame_id)
+            kf = self.builder.ingest_frame(self.tour_id, stamp, rgb, pose, frame_id, depth=depth)
         except Exception as e:  # store down: logged, the stream goes on
             self.stats["store_error"] += 1
             self.get_logger().error(f"keyframe {stamp} not stored: {type(e).__name__}: {e}")
@@ -270,6 +358,12 @@ class CaptureNode(VlkngLifecycleNode):
             return
         self._last_kept_ns = stamp
         self.stats["keyframes"] += 1
+        if depth is not None:
+            self.stats["keyframes_with_depth"] += 1
+        elif self._depth:
+            self._awaiting_depth[stamp] = True
+            while len(self._awaiting_depth) > DEPTH_BUFFER:
+                self._awaiting_depth.popitem(last=False)
         if kf.pose is None:
             self.stats["keyframes_without_pose"] += 1
         self.pub.publish(conv.keyframe_to_msg(kf))

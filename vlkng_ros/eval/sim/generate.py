@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
+from vlkng_ros.core.images import encode_jpeg
 from vlkng_ros.eval.sim.questions import make_questions
 from vlkng_ros.eval.sim.render import Renderer
+from vlkng_ros.eval.sim.sensor import realsense_depth
 from vlkng_ros.eval.sim.trajectory import camera_times, pose_samples, walk
 from vlkng_ros.eval.sim.world import build_world, move_objects
 
@@ -36,6 +37,7 @@ EPOCH_NS = 1_700_000_000_000_000_000
 IMAGE_TOPIC = "/camera/image_raw/compressed"
 POSE_TOPIC = "/pose"
 INFO_TOPIC = "/camera/camera_info"
+DEPTH_TOPIC = "/camera/aligned_depth_to_color/image_raw"
 CAMERA_FRAME = "camera_optical_frame"
 CAMERA_LINK = "camera_link"
 BASE_FRAME, ODOM_FRAME, MAP_FRAME = "base_link", "odom", "map"
@@ -73,7 +75,7 @@ def _dir_size(path: Path) -> int:
 class _BagWriter:
     """rosbag2 (MCAP storage) writer for the tour's three topics."""
 
-    def __init__(self, bag_dir: Path, width: int, height: int, fx: float):
+    def __init__(self, bag_dir: Path, width: int, height: int, fx: float, depth: bool = False):
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.typesys import Stores, get_typestore
 
@@ -89,6 +91,9 @@ class _BagWriter:
         self.c_img = self.writer.add_connection(IMAGE_TOPIC, self.CompressedImage.__msgtype__, typestore=self.ts)
         self.c_pose = self.writer.add_connection(POSE_TOPIC, self.Pwcs.__msgtype__, typestore=self.ts)
         self.c_info = self.writer.add_connection(INFO_TOPIC, self.CameraInfo.__msgtype__, typestore=self.ts)
+        if depth:
+            self.Image = t["sensor_msgs/msg/Image"]
+            self.c_depth = self.writer.add_connection(DEPTH_TOPIC, self.Image.__msgtype__, typestore=self.ts)
         self.TFMessage, self.TransformStamped = t["tf2_msgs/msg/TFMessage"], t["geometry_msgs/msg/TransformStamped"]
         self.Transform, self.Vector3 = t["geometry_msgs/msg/Transform"], t["geometry_msgs/msg/Vector3"]
         self.Odometry, self.Twc = t["nav_msgs/msg/Odometry"], t["geometry_msgs/msg/TwistWithCovariance"]
@@ -106,6 +111,13 @@ class _BagWriter:
         msg = self.CompressedImage(header=self.header(stamp_ns, CAMERA_FRAME), format="jpeg",
                                    data=np.frombuffer(jpeg, dtype=np.uint8))
         self.writer.write(self.c_img, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
+
+    def depth(self, stamp_ns: int, log_ns: int, mm: np.ndarray) -> None:
+        """Aligned depth as an RGB-D driver publishes it: 16UC1 millimetres, 0 = no reading."""
+        h, w = mm.shape
+        msg = self.Image(header=self.header(stamp_ns, CAMERA_FRAME), height=h, width=w, encoding="16UC1",
+                         is_bigendian=0, step=w * 2, data=np.ascontiguousarray(mm, dtype="<u2").view(np.uint8).ravel())
+        self.writer.write(self.c_depth, log_ns, self.ts.serialize_cdr(msg, msg.__msgtype__))
 
     def _planar(self, x: float, y: float, yaw: float, sigma_xy: float, sigma_yaw_deg: float):
         """A PoseWithCovariance of a planar pose."""
@@ -152,9 +164,11 @@ class _BagWriter:
 
 def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, world_seed: int | None = None,
                   fps: float = 5.0, width: int = 640, height: int = 480, move_objects: int = 0,
-                  log_progress: bool = True, overwrite: bool = False,
+                  log_progress: bool = True, overwrite: bool = False, depth: bool = False,
                   camera_offset: tuple[float, float] = (0.0, 0.0)) -> SimSummary:
     """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes.
+    ``depth``: also write aligned depth (16UC1, RealSense-like noise and dropouts, see sensor.py)
+    on DEPTH_TOPIC, stamped within 3 ms of each colour frame; everything else is unchanged.
     ``camera_offset``: the camera's mounting (x forward, y left, m) from the robot's centre
     (``base_link``, whose pose ``/pose`` and ``/odom`` give); TF carries it."""
     started = time.monotonic()
@@ -182,7 +196,8 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     t_cam = camera_times(duration, fps, rng)
     t_pose, px, py, pyaw = pose_samples(traj, duration, rng)
     cx, cy, cyaw, comega = traj.at(t_cam)
-    renderer = Renderer(world, width, height, HFOV_DEG, seed=seed)
+    renderer = Renderer(world, width, height, HFOV_DEG, seed=seed, depth=depth)
+    depth_rng = np.random.default_rng([int(seed), 0xDE97])  # its own stream: colour tours stay byte-identical
     epoch = EPOCH_NS + (int(seed) % 1000) * 86_400 * 1_000_000_000
     to_ns = lambda t: epoch + int(round(float(t) * 1e9))  # noqa: E731
 
@@ -197,7 +212,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     events += _tf_events(traj, duration, t_pose, bx, by, pyaw, ox, oy, to_ns)
     events.sort(key=lambda e: (e[0], e[1]))
 
-    bag = _BagWriter(out / "bag", width, height, renderer.fx)
+    bag = _BagWriter(out / "bag", width, height, renderer.fx, depth)
     bag.tf(epoch, [(epoch, BASE_FRAME, CAMERA_LINK, (ox, oy, CAMERA_HEIGHT_M), (0.0, 0.0, 0.0, 1.0)),
                    # REP 103 optical axes: z forward, x right, y down
                    (epoch, CAMERA_LINK, CAMERA_FRAME, (0.0, 0.0, 0.0), (-0.5, 0.5, -0.5, 0.5))], static=True)
@@ -231,10 +246,10 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
             log_ns = stamp + 12_000_000 + int(rng.integers(0, 4_000_000))
             write_events_until(log_ns)
             img, visible = renderer.render(float(cx[k]), float(cy[k]), float(cyaw[k]), float(comega[k]))
-            ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(img, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-            if not ok:
-                raise RuntimeError("JPEG encoding failed")
-            bag.image(stamp, log_ns, jpeg.tobytes())
+            bag.image(stamp, log_ns, encode_jpeg(img, JPEG_QUALITY))
+            if depth:
+                offset = int(depth_rng.integers(-3_000_000, 3_000_001))
+                bag.depth(stamp + offset, log_ns + 1_000_000, realsense_depth(renderer.last_depth, depth_rng))
             room = world.room_at(float(cx[k]), float(cy[k]))
             place = world.rooms[room].kind if room >= 0 else last_place
             last_place = place
