@@ -1,44 +1,38 @@
-"""ros2 launch vlkng_ros vlkng.launch.py params_file:=... namespace:=... use_sim_time:=... memory_dir:=...
+"""ros2 launch vlkng_ros vlkng.launch.py [params_file:=...] [namespace:=robot1] [memory_dir:=...]
+    [use_sim_time:=true] [separate_processes:=true] [log_level:=debug] [respawn:=true]
 
 Starts the vlkng node suite. By default all nodes run in ONE process (``vlkng_suite``), sharing
 one memory: Qdrant's embedded local mode allows one client per folder. With a Qdrant server
 (``stores.qdrant_url``) and Neo4j (``stores.graph_backend: neo4j``) the nodes can run as separate
-processes: ``separate_processes:=true``.
+processes: ``separate_processes:=true``. What each argument does is decided by
+``vlkng_ros.launch_logic`` (plain Python, tested without launch); this file only declares the
+arguments and makes the Node actions it returns.
 """
 
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, GroupAction
-from launch.conditions import IfCondition, UnlessCondition
+from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node, PushRosNamespace
 
-NODES = ["vlkng_capture", "vlkng_chunk_builder", "vlkng_merger", "vlkng_ask_server", "vlkng_navigator"]
+from vlkng_ros.launch_logic import LAUNCH_ARGUMENTS, node_actions
+
+
+def _nodes(context, *args, **kwargs):
+    values = {name: LaunchConfiguration(name).perform(context) for name in LAUNCH_ARGUMENTS}
+    actions = [Node(package="vlkng_ros", executable=a.executable, output=a.output, parameters=a.parameters,
+                    ros_arguments=a.ros_arguments, respawn=a.respawn, respawn_delay=a.respawn_delay)
+               for a in node_actions(values)]
+    return [GroupAction([PushRosNamespace(values["namespace"]), *actions])]
 
 
 def generate_launch_description() -> LaunchDescription:
-    default_params = os.path.join(get_package_share_directory("vlkng_ros"), "config", "vlkng.yaml")
-    params_file = LaunchConfiguration("params_file")
-    memory_dir = LaunchConfiguration("memory_dir")
-    use_sim_time = LaunchConfiguration("use_sim_time")
-    separate = LaunchConfiguration("separate_processes")
-    common = [params_file, {"use_sim_time": use_sim_time, "memory_dir": memory_dir}]
-
-    one_process = Node(package="vlkng_ros", executable="vlkng_suite", output="screen",
-                       parameters=[*common, {"params_file": params_file}],
-                       condition=UnlessCondition(separate))
-    per_node = [Node(package="vlkng_ros", executable=name, output="screen", parameters=common,
-                     condition=IfCondition(separate)) for name in NODES]
+    share = get_package_share_directory("vlkng_ros")
+    defaults = {"params_file": os.path.join(share, "config", "vlkng.yaml")}
     return LaunchDescription([
-        DeclareLaunchArgument("params_file", default_value=default_params,
-                              description="ROS 2 parameters file (config/vlkng.yaml form)"),
-        DeclareLaunchArgument("namespace", default_value="", description="namespace of every node"),
-        DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
-        DeclareLaunchArgument("memory_dir", default_value=os.path.expanduser("~/.vlkng/mem"),
-                              description="memory directory"),
-        DeclareLaunchArgument("separate_processes", default_value="false",
-                              description="one process per node (needs Qdrant/Neo4j servers)"),
-        GroupAction([PushRosNamespace(LaunchConfiguration("namespace")), one_process, *per_node]),
+        *[DeclareLaunchArgument(name, default_value=defaults.get(name, default), description=description)
+          for name, (default, description) in LAUNCH_ARGUMENTS.items()],
+        OpaqueFunction(function=_nodes),
     ])

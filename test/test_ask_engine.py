@@ -39,7 +39,12 @@ def test_synonyms_paraphrases_affordances_find_the_object(kitchen, question, tar
     assert set(seconds(res)[:3]) <= seen
     assert res.goal is not None and res.goal_source == "object_position"
     node = kitchen.graph.get_objects([target])[0]
-    assert abs(res.goal.x - node.position[0]) + abs(res.goal.y - node.position[1]) < 1.0
+    tx, ty = res.target_position
+    assert abs(tx - node.position[0]) + abs(ty - node.position[1]) < 1.0
+    # the goal stands off from it (robot radius + clearance at least), facing it
+    d = math.hypot(res.goal.x - tx, res.goal.y - ty)
+    assert d >= kitchen.cfg.ask.robot_radius_m + kitchen.cfg.ask.goal_clearance_m - 1e-6
+    assert abs(math.remainder(res.goal.yaw - math.atan2(ty - res.goal.y, tx - res.goal.x), 2 * math.pi)) < 1e-6
     assert res.frames[0].pose is not None
 
 
@@ -241,7 +246,7 @@ def test_what_stands_on_a_loosely_placed_object_pins_its_goal(tmp_path, related)
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Where was the tv stand?"))
         assert res.found and res.target_object_id == "o-stand"
         truth = (8.3, 4.95)  # where the stand really is (under the TV)
-        error = math.hypot(res.goal.x - truth[0], res.goal.y - truth[1])
+        error = math.hypot(res.target_position[0] - truth[0], res.target_position[1] - truth[1])
         assert (error < 1.0) if related else (error > 1.5)
     finally:
         mem.close()
@@ -263,7 +268,7 @@ def test_a_relation_that_cannot_be_true_does_not_move_the_goal(tmp_path):
         mem.graph.apply_merge("home#000001", [], [Relation("o-chair", "on", "o-sofa", [T0 + s * SEC for s in (20, 21)], "home")])
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Where did I see the couch?"))
         assert res.found and res.target_object_id == "o-sofa"
-        assert math.hypot(res.goal.x - 3.3, res.goal.y + 3.4) < 0.5
+        assert math.hypot(res.target_position[0] - 3.3, res.target_position[1] + 3.4) < 0.5
     finally:
         mem.close()
 
@@ -298,7 +303,7 @@ def test_a_far_small_thing_seen_from_one_spot_is_placed_on_what_it_stands_on(tmp
         mem.graph.apply_merge("home#000001", [toaster], rels)
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Where did I see the toaster?"))
         assert res.found and res.target_object_id == "o-toaster"
-        error = math.hypot(res.goal.x - truth[0], res.goal.y - truth[1])
+        error = math.hypot(res.target_position[0] - truth[0], res.target_position[1] - truth[1])
         assert (error < 0.5) if related else (error > 1.5)
     finally:
         mem.close()

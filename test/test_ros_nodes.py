@@ -136,13 +136,17 @@ def test_namespace_applies_to_relative_names(ros, memory):
 def test_navigator_starts_without_nav2_and_offers_go_to(ros):
     from vlkng_msgs.action import GoTo
 
-    node = NavigatorNode()  # nav2_msgs absent here: it must still start, and say so
+    from rclpy.parameter import Parameter
+
+    # a navigation type that is not installed (as nav2_msgs on a machine without Nav2): the node
+    # still starts, says so, and offers go_to
+    node = NavigatorNode(parameter_overrides=[Parameter("nav_action_type", value="no_nav2_msgs/action/NavigateToPose")])
     try:
-        assert node.nav_client is None and "nav2_msgs" in node.nav_error
+        assert node.nav_client is None and "no_nav2_msgs" in node.nav_error
         assert _wait_for(lambda: "/go_to/_action/feedback" in _topics(ros))
         assert import_interface("vlkng_msgs/action/GoTo") is GoTo
         with pytest.raises(ValueError, match="not installed"):
-            import_interface("nav2_msgs/action/NavigateToPose")
+            import_interface("no_nav2_msgs/action/NavigateToPose")
     finally:
         node.destroy_node()
 

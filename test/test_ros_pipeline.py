@@ -2,7 +2,8 @@
 
 One module-scoped run: the suite (capture, chunk builder, merger, ask server, navigator) in this
 process, the tour's bag published by ``publish_bag`` at 4x, a client asking /ask during and after
-ingest, and a stand-in navigation server (vlkng_msgs/action/NavigateToPoseCompat) that drives a
+ingest, and a stand-in navigation server of Nav2's own type (nav2_msgs/action/NavigateToPose, from
+the test-only interface package; NavigateToPoseCompat where that cannot be built) that drives a
 simulated robot. The kill/restart test runs ``vlkng run`` and ``vlkng replay`` as processes.
 Numbers (capture fps at 1280x720, /ask latency during ingest, image->queryable lag) are printed.
 """
@@ -43,7 +44,7 @@ from vlkng_ros.eval.sim.generate import generate_tour
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 from vlkng_ros.nodes.suite import make_suite
 
-from helpers import build_test_interfaces, domain_id
+from helpers import build_test_interfaces, domain_id, wait_until
 
 OK = TransitionCallbackReturn.SUCCESS
 
@@ -69,26 +70,27 @@ def _wait_for(predicate, timeout_s: float) -> bool:
 
 
 class StandInNav(Node):
-    """A NavigateToPose-like server: drives a point robot straight to the goal at ``speed`` m/s."""
+    """A NavigateToPose server: drives a point robot straight to the goal at ``speed`` m/s."""
 
-    def __init__(self) -> None:
+    def __init__(self, action_type=NavigateToPoseCompat) -> None:
         super().__init__("stand_in_nav")
         self.speed = 40.0
         self.goals = 0
         self.x = self.y = 0.0
-        ActionServer(self, NavigateToPoseCompat, "navigate_to_pose", self._execute,
+        self.action_type = action_type
+        ActionServer(self, action_type, "navigate_to_pose", self._execute,
                      callback_group=ReentrantCallbackGroup(),
                      cancel_callback=lambda _g: CancelResponse.ACCEPT)
 
     def _execute(self, goal_handle):
         self.goals += 1
         target = goal_handle.request.pose.pose.position
-        fb = NavigateToPoseCompat.Feedback()
+        fb = self.action_type.Feedback()
         while True:
             dist = math.hypot(target.x - self.x, target.y - self.y)
             if goal_handle.is_cancel_requested:
                 goal_handle.canceled()
-                return NavigateToPoseCompat.Result(error_code=1, error_msg="canceled")
+                return self.action_type.Result(error_code=1, error_msg="canceled")
             if dist < 0.05:
                 break
             step = min(dist, self.speed * 0.05)
@@ -100,7 +102,7 @@ class StandInNav(Node):
             goal_handle.publish_feedback(fb)
             time.sleep(0.05)
         goal_handle.succeed()
-        return NavigateToPoseCompat.Result()
+        return self.action_type.Result()
 
 
 class Client(Node):
@@ -176,10 +178,15 @@ def live(tour, pose_source, tmp_path_factory):
     """The suite + client + stand-in, spinning; the tour replayed once (asking during ingest)."""
     rclpy.init(args=["--ros-args"], domain_id=DOMAIN_ID)
     mem_dir = tmp_path_factory.mktemp("live") / "mem"
+    if pose_source == "tf":  # the test interfaces are built: Nav2's own action type
+        from nav2_msgs.action import NavigateToPose as nav_type
+    else:
+        nav_type = NavigateToPoseCompat
     suite = make_suite(mem_dir, None, node_overrides={
         "tour_id": tour.name, "tour_dir": str(tour), "flush_after_s": 1.5,
-        "nav_action_type": "vlkng_msgs/action/NavigateToPoseCompat", "nav_server_timeout_s": 5.0})
-    client, nav = Client(), StandInNav()
+        "nav_action_type": f"{nav_type.__module__.split('.')[0]}/action/{nav_type.__name__}",
+        "nav_server_timeout_s": 5.0})
+    client, nav = Client(), StandInNav(nav_type)
     executor = MultiThreadedExecutor(num_threads=8)
     for node in [*suite.nodes, client, nav]:
         executor.add_node(node)
@@ -210,6 +217,8 @@ def live(tour, pose_source, tmp_path_factory):
     stop.set()
     if asker.ident is not None:
         asker.join(timeout=60)
+    # the last frames wait for the transforms still queued behind them, then the rest is flushed
+    wait_until(lambda: not suite.capture._pending, 15)
     suite.capture.flush_pending()
     suite.chunk_builder.flush_now()
     assert _wait_for(lambda: suite.chunk_builder.idle, 60)
@@ -336,8 +345,11 @@ def test_goto_drives_to_the_engines_goal_near_the_object(live):
     questions = json.loads((live["tour"] / "questions.json").read_text())["questions"]
     goal_qs = [q for q in questions if q.get("goal_xy") and q["type"] == "object_search"]
     assert goal_qs
+    from vlkng_ros.eval.retrieval_metrics import goal_reach
+
+    world = json.loads((live["tour"] / "world.json").read_text())
     engine = AskEngine(live["suite"].memory, live["suite"].ask.cfg)
-    nav, within = live["nav"], 0
+    nav, within, reach = live["nav"], 0, 0.0
     for q in goal_qs:
         nav.x, nav.y = q["goal_xy"][0] + 8.0, q["goal_xy"][1]  # start 8 m away: several feedbacks
         result, feedback = live["client"].run_goto(q["question"])
@@ -350,9 +362,12 @@ def test_goto_drives_to_the_engines_goal_near_the_object(live):
         end = math.hypot(result.final_pose.pose.position.x - goal.x, result.final_pose.pose.position.y - goal.y)
         assert end < 0.2  # the stand-in robot arrived there
         within += math.hypot(goal.x - q["goal_xy"][0], goal.y - q["goal_xy"][1]) <= 1.5
-    NUMBERS["goto_goal_within_1.5m"] = f"{within}/{len(goal_qs)}"
-    # the engine's goal quality (5/5 on this tour); the navigator adds no error (asserted above)
-    assert within / len(goal_qs) >= 0.8
+        reach += goal_reach((goal.x, goal.y), q, world) or 0.0
+    NUMBERS["goto_goal_within_1.5m_of_centre"] = f"{within}/{len(goal_qs)}"
+    NUMBERS["goto_goal_reach"] = f"{reach:.0f}/{len(goal_qs)}"
+    # the engine's goal quality: a free-space pose within 1.5 m of the object's footprint (the
+    # stand-off goal is not at the centre); the navigator adds no error (asserted above)
+    assert reach / len(goal_qs) >= 0.8
 
 
 def test_goto_cancel_and_nothing_found(live):

@@ -159,8 +159,10 @@ class AskConfig:
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
     found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
                                    "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
-    goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
-                                      "seen from, facing it (the planner's goal tolerance finds the free spot).")
+    robot_radius_m: float = _f(0.3, "Goal pose: the robot's radius (m); the goal keeps it clear of the object's "
+                                    "footprint (core/goals.py).")
+    goal_clearance_m: float = _f(0.35, "Goal pose: free space between the robot's edge and the object's estimated "
+                                      "footprint (m), on the side it was seen from, facing it.")
 
 
 @dataclass

@@ -27,8 +27,9 @@ def load_questions(tour_dir: Path) -> list[dict[str, Any]]:
 
 
 def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list[int], mode: str,
-             top_k: int | None = None) -> dict[str, Any]:
-    """Ask every question in ``mode``; per-question answers, metrics and means."""
+             top_k: int | None = None, world: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ask every question in ``mode``; per-question answers, metrics and means (``world``:
+    world.json, for goal_reach)."""
     from ..core.ask.types import AskRequest
     from .retrieval_metrics import METRIC_K, score_question, summarize
 
@@ -39,7 +40,7 @@ def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list
         latency = time.perf_counter() - t0
         stamps = [f.stamp_ns for f in res.frames]
         goal = [round(res.goal.x, 3), round(res.goal.y, 3)] if res.goal else None
-        rows.append(score_question(q, stamps, res.choice, goal, keyframe_stamps))
+        rows.append(score_question(q, stamps, res.choice, goal, keyframe_stamps, world))
         types.append(str(q.get("type", "unknown")))
         answers.append({"id": q.get("id"), "type": types[-1], "frames": stamps, "choice": res.choice,
                         "goal_xy": goal, "answer": res.answer, "found": res.found,
@@ -66,17 +67,19 @@ def evaluate_tour(tour_dir: Path, cfg: Any, mem_dir: Path, baselines: bool = Tru
     if not tour_dir.is_dir():
         raise FileNotFoundError(f"tour folder {tour_dir} does not exist")
     questions = load_questions(tour_dir)
+    world_file = tour_dir / "world.json"
+    world = json.loads(world_file.read_text()) if world_file.is_file() else None
     with Memory.open(mem_dir, cfg) as memory:
         build = build_tour(tour_dir, memory, cfg, progress=progress)
         stamps = [kf.stamp_ns for kf in memory.graph.keyframes(build.tour_id)]
         engine = AskEngine(memory, cfg, make_llm(cfg.llm))
-        result = evaluate(engine, questions, stamps, cfg.ask.mode)
+        result = evaluate(engine, questions, stamps, cfg.ask.mode, world=world)
         result.update({"tour": build.tour_id, "mode": cfg.ask.mode, "memory": str(mem_dir),
                        "noise": cfg.perception.noise, "keyframes": len(stamps),
                        "objects": memory.graph.count_objects(), "baselines": {}})
         if baselines:
             for name, mode in BASELINES.items():
-                b = evaluate(engine, questions, stamps, mode)
+                b = evaluate(engine, questions, stamps, mode, world=world)
                 result["baselines"][name] = {**b["overall"], "by_type": b["by_type"]}
     return result
 

@@ -1,11 +1,12 @@
 """Navigator node: the ``go_to`` action (vlkng_msgs/action/GoTo) and the voice text path.
 
-GoTo: ask the memory (the ``ask`` service) -> the goal pose it returns (the object's estimated
-position, else the best frame's pose) -> navigation. Navigation is Nav2's ``navigate_to_pose``:
-through ``nav2_simple_commander`` where it is installed (``nav_backend`` auto/simple_commander),
-or a direct action client for any action type with NavigateToPose's fields (goal ``pose``;
-feedback ``current_pose``, ``distance_remaining``), named by ``nav_action_type``
-(``vlkng_msgs/action/NavigateToPoseCompat`` serves simulators and tests without Nav2).
+GoTo: ask the memory (the ``ask`` service) -> the goal pose it returns (a free-space pose facing
+the object: core/goals.py; else the best frame's pose) -> navigation: an action client of Nav2's
+``navigate_to_pose`` (``nav2_msgs/action/NavigateToPose``), or of any action type with its
+fields (goal ``pose``; feedback ``current_pose``, ``distance_remaining``) named by
+``nav_action_type`` (``vlkng_msgs/action/NavigateToPoseCompat`` serves simulators without Nav2).
+Where the type is not installed the node says so in ONE info line at start, and go_to answers
+NAV2_UNAVAILABLE.
 
 Voice: ``voice/text`` (std_msgs/String from any speech recogniser) -> "take me to the coffee
 machine" starts a GoTo, "where is my backpack?" asks, "stop" cancels; replies for a speech
@@ -39,7 +40,6 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "ask_service": ("ask", "Ask service the navigator queries (relative: namespaced)."),
     "ask_timeout_s": (30.0, "Give up on an /ask call after this long (s)."),
     "action_name": ("go_to", "Name of the GoTo action server."),
-    "nav_backend": ("auto", "auto (nav2_simple_commander if installed, else action) | action | simple_commander."),
     "nav_action_name": ("navigate_to_pose", "Navigation action server name (Nav2: navigate_to_pose)."),
     "nav_action_type": ("nav2_msgs/action/NavigateToPose",
                         "Navigation action type (any with goal 'pose', feedback 'distance_remaining')."),
@@ -92,18 +92,16 @@ class NavigatorNode(Node):
         self.nav_timeout_s = float(p("nav_timeout_s"))
         self.group = ReentrantCallbackGroup()
         self.ask_client = self.create_client(Ask, p("ask_service"), callback_group=self.group)
-        self.backend = self._pick_backend(p("nav_backend"), p("nav_action_type"))
         self.nav_type = None
         self.nav_client = None
         self.nav_error = ""
-        if self.backend == "action":
-            try:
-                self.nav_type = import_interface(p("nav_action_type"))
-                self.nav_client = ActionClient(self, self.nav_type, p("nav_action_name"),
-                                               callback_group=self.group)
-            except ValueError as e:  # e.g. no nav2_msgs here: GoTo answers NAV2_UNAVAILABLE
-                self.nav_error = str(e)
-                self.get_logger().error(f"navigation unavailable: {e} (set nav_action_type)")
+        try:
+            self.nav_type = import_interface(p("nav_action_type"))
+            self.nav_client = ActionClient(self, self.nav_type, p("nav_action_name"), callback_group=self.group)
+        except ValueError as e:  # no Nav2 on this machine: not an error until someone asks to go
+            self.nav_error = str(e)
+            self.get_logger().info(f"navigation: {e}; go_to will answer NAV2_UNAVAILABLE "
+                                   f"(install Nav2, or set nav_action_type)")
         self.server = ActionServer(self, GoTo, p("action_name"), self._execute, callback_group=self.group,
                                    goal_callback=lambda _g: GoalResponse.ACCEPT,
                                    cancel_callback=lambda _g: CancelResponse.ACCEPT)
@@ -113,20 +111,6 @@ class NavigatorNode(Node):
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.create_subscription(String, p("voice_text_topic"), self._on_voice, 10, callback_group=self.group)
         self._voice_goal: Any = None
-        self.get_logger().info(f"navigation backend: {self.backend}")
-
-    def _pick_backend(self, backend: str, nav_type: str) -> str:
-        if backend not in ("auto", "action", "simple_commander"):
-            raise ValueError(f"nav_backend {backend!r}: use auto, action or simple_commander")
-        if backend == "action" or (backend == "auto" and not nav_type.startswith("nav2_msgs/")):
-            return "action"
-        try:
-            importlib.import_module("nav2_simple_commander.robot_navigator")
-            return "simple_commander"
-        except ImportError:
-            if backend == "simple_commander":
-                raise ValueError("nav_backend simple_commander: nav2_simple_commander is not installed")
-            return "action"
 
     # --- asking ----------------------------------------------------------------------------
     def ask(self, question: str, options: list[str] | None = None,
@@ -175,11 +159,10 @@ class NavigatorNode(Node):
         feedback.stage = GoTo.Feedback.NAVIGATING
         goal_handle.publish_feedback(feedback)
         self.goal_pub.publish(goal)
-        drive = self._drive_simple_commander if self.backend == "simple_commander" else self._drive_action
-        code, message = drive(goal, goal_handle, feedback, result)
+        code, message = self._drive(goal, goal_handle, feedback, result)
         return finish(code, message)
 
-    def _drive_action(self, goal: PoseStamped, goal_handle: Any, feedback: Any, result: Any) -> tuple[int, str]:
+    def _drive(self, goal: PoseStamped, goal_handle: Any, feedback: Any, result: Any) -> tuple[int, str]:
         if self.nav_client is None:
             return GoTo.Result.NAV2_UNAVAILABLE, self.nav_error
         if not self.nav_client.wait_for_server(timeout_sec=self.nav_server_timeout_s):
@@ -217,38 +200,6 @@ class NavigatorNode(Node):
         nav_result = done.result().result
         reason = getattr(nav_result, "error_msg", "") or f"status {status}"
         return GoTo.Result.NAVIGATION_FAILED, f"navigation failed: {reason}"
-
-    def _drive_simple_commander(self, goal: PoseStamped, goal_handle: Any, feedback: Any,
-                                result: Any) -> tuple[int, str]:  # pragma: no cover - needs Nav2
-        from nav2_simple_commander.robot_navigator import BasicNavigator, TaskResult
-
-        nav = BasicNavigator(node_name="vlkng_basic_navigator", namespace=self.get_namespace())
-        try:
-            if not nav.nav_to_pose_client.wait_for_server(timeout_sec=self.nav_server_timeout_s):
-                return GoTo.Result.NAV2_UNAVAILABLE, "Nav2's navigate_to_pose server is not up"
-            goal.header.stamp = nav.get_clock().now().to_msg()
-            if nav.goToPose(goal) is False:
-                return GoTo.Result.NAVIGATION_FAILED, "Nav2 rejected the goal"
-            deadline = time.monotonic() + self.nav_timeout_s
-            while not nav.isTaskComplete():
-                fb = nav.getFeedback()
-                if fb is not None:
-                    feedback.distance_remaining = float(fb.distance_remaining)
-                    feedback.current_pose = result.final_pose = fb.current_pose
-                    goal_handle.publish_feedback(feedback)
-                if goal_handle.is_cancel_requested or time.monotonic() > deadline:
-                    nav.cancelTask()
-                    if goal_handle.is_cancel_requested:
-                        return GoTo.Result.CANCELED, "canceled while navigating"
-                    return GoTo.Result.NAVIGATION_FAILED, "navigation took too long"
-            outcome = nav.getResult()
-            if outcome == TaskResult.SUCCEEDED:
-                return GoTo.Result.NONE, ""
-            if outcome == TaskResult.CANCELED:
-                return GoTo.Result.CANCELED, "navigation was canceled"
-            return GoTo.Result.NAVIGATION_FAILED, f"Nav2: {outcome}"
-        finally:
-            nav.destroy_node()
 
     # --- voice -----------------------------------------------------------------------------
     def say(self, text: str) -> None:

@@ -1,4 +1,5 @@
-"""Answering from the budgeted subgraph: frame ranking, option scoring, goal pose, LLM answer.
+"""Answering from the budgeted subgraph: frame ranking, option scoring, the target's pooled
+position (core/goals.py turns it into a goal pose), LLM answer.
 
 Offline, everything is a deterministic evidence scorer. With an LLM, one prompt built from the
 subgraph alone (at most ``max_prompt_tokens`` chars/4, enforced by dropping the least relevant
@@ -16,11 +17,11 @@ import numpy as np
 
 from ..geometry import RayAccumulator
 from ..llm.base import LLM, LLMError, LLMUsage
-from ..model import ObjectNode, Pose, Relation
+from ..model import ObjectNode, Relation
 from .graph_retrieval import Subgraph
 from .options import parse_choice, render_options
 from .query import ParsedQuery
-from .types import EvidenceObject, EvidenceRelation, RankedFrame
+from .types import EvidenceObject, EvidenceRelation
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -271,34 +272,6 @@ def supported_objects(memory: "Memory", target_id: str, rels: list[Relation]) ->
     """What was seen on, in or under the object (``rels``: its relations). One object fetch."""
     ids = _partners(rels, target_id, SUPPORT_PREDICATES, target_is_subject=False)
     return memory.graph.get_objects(ids) if ids else []
-
-
-def goal_pose(memory: "Memory", sub: Subgraph, frames: list[RankedFrame], target_id: str,
-              standoff_m: float = 0.15,
-              camera_height: Callable[[], float | None] = lambda: None) -> tuple[Pose | None, str]:
-    """Face the target from ``standoff_m`` (ask.goal_standoff_m) toward where it was seen from;
-    else the best frame's pose; else none. ``camera_height``: read only if bearings are re-solved."""
-    node = sub.objects.get(target_id)
-    view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
-    view = view or next((f.pose for f in frames if f.pose), None)
-    placed = supported = None
-    if node is not None:  # one relation lookup serves both directions
-        rels = memory.graph.relations_of([target_id], limit=SUPPORT_RELATION_LIMIT)
-        placed = placed_on_support(memory, node, rels, camera_height)
-        supported = supported_objects(memory, target_id, rels)
-    pooled = merged_position(sub, target_id, supported, placed)
-    if node is not None and pooled is not None:
-        ox, oy = pooled
-        if view is not None:
-            dx, dy = view.x - ox, view.y - oy
-            d = math.hypot(dx, dy)
-            if d > 1e-6:
-                gx, gy = ox + dx / d * min(standoff_m, d), oy + dy / d * min(standoff_m, d)
-                return Pose.from_xy_yaw(gx, gy, math.atan2(oy - gy, ox - gx)), "object_position"
-        return Pose.from_xy_yaw(ox, oy, 0.0), "object_position"
-    if view is not None:
-        return view, "frame_pose"
-    return None, ""
 
 
 def evidence(sub: Subgraph, frames_cap: int = 12,

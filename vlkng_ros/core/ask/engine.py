@@ -16,7 +16,8 @@ from ..config import VlkngConfig
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
-from .answer import (FrameScore, evidence, goal_pose, goal_target,
+from ..goals import goal_pose
+from .answer import (FrameScore, evidence, goal_target,
                      llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
@@ -149,14 +150,15 @@ class AskEngine:
         if found and target_id in sub.objects and not about:
             target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals) if time_rivals
                          else goal_target(sub, target_id))
-        goal, goal_source = goal_pose(self.memory, sub, frames, target_id, self.cfg.ask.goal_standoff_m,
-                                          self.camera_height) if found else (None, "")
+        goal, goal_source, target_xy = goal_pose(
+            self.memory, sub, frames, target_id, self.cfg.ask.robot_radius_m, self.cfg.ask.goal_clearance_m,
+            self.camera_height) if found else (None, "", None)
         timings["answer"] = time.perf_counter() - t0
         objs, rels = evidence(sub, lead=target_id if found else "")
         if not found:
             notes.insert(0, f"nothing matching '{pq.search_text()}' was seen")
         return AskResult(True, "; ".join(notes) or "ok", answer=answer, choice=choice if options else "",
-                         found=found, frames=frames, goal=goal, goal_source=goal_source,
+                         found=found, frames=frames, goal=goal, goal_source=goal_source, target_position=target_xy,
                          target_object_id=target_id if found else "", evidence_objects=objs,
                          evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode)
 

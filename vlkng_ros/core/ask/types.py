@@ -64,6 +64,8 @@ class AskResult:
     frames: list[RankedFrame] = field(default_factory=list)
     goal: Pose | None = None  # where to send the robot (object position estimate or frame pose)
     goal_source: str = ""  # "object_position" | "frame_pose" | ""
+    # the target's estimated map position (the goal stands off from it, facing it: core/goals.py)
+    target_position: tuple[float, float] | None = None
     target_object_id: str = ""
     evidence_objects: list[EvidenceObject] = field(default_factory=list)
     evidence_relations: list[EvidenceRelation] = field(default_factory=list)
