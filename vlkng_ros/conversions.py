@@ -8,6 +8,7 @@ with OpenCV/numpy directly.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable
 
 import numpy as np
@@ -21,7 +22,7 @@ from vlkng_msgs.msg import ObjectBox as ObjectBoxMsg
 from vlkng_msgs.msg import RankedFrame as RankedFrameMsg
 from vlkng_msgs.msg import Relation as RelationMsg
 
-from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame
+from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame, TypedValue
 from .core.images import decode_compressed, decode_raw
 from .core.model import ChunkGraph, ChunkObject, ChunkRelation, Keyframe, ObjectNode, Observation, Pose
 from .core.model import Relation
@@ -301,6 +302,16 @@ def ask_result_to_msg(result: AskResult, response: Any) -> Any:
     response.token_stages = list(result.prompt_tokens)
     response.token_counts = [int(v) for v in result.prompt_tokens.values()]
     response.resolved_mode = result.mode
+    value = result.value
+    response.answer_type = result.answer_type
+    response.value_kind = value.kind
+    response.value_text = value.text
+    response.value_number = float(value.number) if value.number is not None else math.nan
+    response.value_yes_no = -1 if value.yes is None else int(bool(value.yes))
+    response.value_time = time_from_ns(value.stamp_ns or 0)
+    response.value_places = list(value.places)
+    response.value_direction = value.direction
+    response.evidence_image_path = result.evidence_image
     return response
 
 
@@ -321,4 +332,10 @@ def ask_result_from_msg(response: Any) -> AskResult:
                      evidence_objects=evidence, evidence_relations=relations,
                      timings_s=dict(zip(response.timing_stages, response.timing_seconds)),
                      prompt_tokens=dict(zip(response.token_stages, response.token_counts)),
-                     mode=response.resolved_mode)
+                     mode=response.resolved_mode, answer_type=response.answer_type,
+                     value=TypedValue(response.value_kind, response.value_text,
+                                      None if math.isnan(response.value_number) else float(response.value_number),
+                                      None if response.value_yes_no < 0 else bool(response.value_yes_no),
+                                      ns_from_time(response.value_time) if response.value_kind == "time" else None,
+                                      list(response.value_places), response.value_direction),
+                     evidence_image=response.evidence_image_path)

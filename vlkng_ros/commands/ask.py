@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=int, default=None, help="number of frames (default ask.top_k)")
     p.add_argument("--mode", choices=["ger", "gr", "full", "cwgr", "lexical"], help="retrieval mode (default ask.mode)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    p.add_argument("--show", metavar="PATH", help="write the rendered evidence (top keyframes with boxes and labels "
+                   "beside a top-down map of the path and the evidence objects) to this .jpg/.png")
     add_config_args(p)
     p.set_defaults(func=run)
 
@@ -46,12 +48,24 @@ def run(args: argparse.Namespace) -> int:
         engine.warm_up()  # model load and caches are start-up cost, not part of the question's timings
         logging.getLogger("vlkng.ask").info("memory opened and warmed up in %.1f s", time.perf_counter() - t0)
         res = engine.ask(AskRequest(args.question, list(args.options), args.k or cfg.ask.top_k, args.mode))
+        if args.show and res.success:
+            from ..core.ask.evidence_image import write_evidence_image
+
+            if not write_evidence_image(memory, res, args.show):
+                res.message = (res.message + "; " if res.message != "ok" else "") + "no evidence to draw"
     if args.json:
         print_json(res.to_dict())
         return 0 if res.success else 1
     if not res.success:
         raise ValueError(res.message)
     print(f"answer: {res.answer}" + (f"  [choice {res.choice}]" if res.choice else ""))
+    if res.value.kind:
+        v = res.value
+        extra = (f", direction {v.direction}" if v.direction else "") + (
+            f" ({_stamp(v.stamp_ns)})" if v.stamp_ns else "")
+        print(f"value:  {res.answer_type}: {v.kind} {v.text!r}{extra}")
+    if res.evidence_image:
+        print(f"evidence image: {res.evidence_image}")
     if res.message != "ok":
         print(f"note:   {res.message}")
     print(f"frames ({res.mode}):")
