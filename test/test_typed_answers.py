@@ -46,7 +46,12 @@ def ask(engine, q, **kw):
     ("When did you leave the building?", "when", {"place": "building", "cue": "leave"}),
     ("How long were you in the building for?", "duration", {"place": "building"}),
     ("From the kitchen, which way to the bedroom?", "route", {"route_from": "kitchen", "route_to": "bedroom"}),
+    ("How do I get from the office to the kitchen?", "route", {"route_from": "office", "route_to": "kitchen"}),
     ("Where did I see the bag?", "", {}),
+    ("Is there room on the table?", "", {}),  # space, not a thing
+    ("Which room do these images come from?", "", {}),
+    ("Is the window curtain drawn in such a way to block sunlight?", "", {}),
+    ("Where is my key to this room?", "", {}),
     ("What did I see right after leaving the kitchen?", "", {}),
 ])
 def test_the_question_says_what_kind_of_answer_it_wants(question, kind, fields):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Callable
+
 from ..config import VlkngConfig
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -19,11 +21,11 @@ from .answer import (FrameScore, evidence, goal_pose, goal_target,
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
-from .options import OptionContext, choose
-from .query import ParsedQuery, decompose, parse_options, validate_question
+from .options import OptionContext, choose, parse_options
+from .query import ParsedQuery, decompose, validate_question
 from .typed import answer_typed, place_of_object
 from .typed_parse import classify
-from .types import CHOICE, OBJECT, AskRequest, AskResult, RankedFrame, TypedValue
+from .types import CHOICE, OBJECT, AskRequest, AskResult, RankedFrame, TypedValue, resolve_top_k
 
 log = logging.getLogger("vlkng.ask")
 MODES = ("ger", "gr", "full", "cwgr", "lexical")
@@ -44,7 +46,7 @@ class AskEngine:
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
-        from ..stoa import memory_camera_height
+        from ..calibration import memory_camera_height
 
         return memory_camera_height(self.memory, self.cfg)
 
@@ -63,21 +65,25 @@ class AskEngine:
             log.warning("vector store warm-up failed: %s", e)
 
     # ------------------------------------------------------------------------------------------
-    def ask(self, req: AskRequest) -> AskResult:
+    def ask(self, req: AskRequest, on_stage: Callable[[str], None] | None = None) -> AskResult:
+        """Answer ``req``. ``on_stage`` is called with "understanding", "retrieving" and
+        "answering" as each stage starts (the Ask action's feedback); an exception it raises (a
+        client canceled) ends the question there."""
         mode = (req.mode or self.cfg.ask.mode or "ger").lower()
         question, error = validate_question(req.question)
         if error:
             return AskResult(False, error, mode=mode)
         if mode not in MODES:
             return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
-        top_k = max(1, min(int(req.top_k or self.cfg.ask.top_k), 50))
+        top_k = resolve_top_k(req.top_k, self.cfg.ask.top_k)
         try:
             options = parse_options(req.options)
+            stage = on_stage or (lambda _s: None)
             if not options:  # multiple choice stays multiple choice, whatever the question's type
                 tq = classify(question, self._tours.known_places())
                 if tq.kind:
-                    return answer_typed(self, tq, question, top_k, mode)
-            result, sub = self.search(question, options, top_k, mode)
+                    return answer_typed(self, tq, question, top_k, mode, stage)
+            result, sub = self.search(question, options, top_k, mode, stage=stage)
             if options:
                 result.answer_type, result.value = CHOICE, TypedValue("choice", result.choice)
             elif result.found and result.target_object_id in sub.objects:
@@ -88,12 +94,14 @@ class AskEngine:
             return AskResult(False, f"LLM failed: {e}", mode=mode)
 
     def search(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str,
-               use_llm: bool = True) -> tuple[AskResult, Subgraph]:
+               use_llm: bool = True, stage: Callable[[str], None] = lambda _s: None) -> tuple[AskResult, Subgraph]:
         """The object search behind every answer: (result, the evidence subgraph it came from).
-        ``use_llm=False`` keeps the model out of it (questions the graph answers alone)."""
+        ``use_llm=False`` keeps the model out of it (questions the graph answers alone);
+        ``stage`` hears "understanding", "retrieving", "answering" as each starts."""
         timings: dict[str, float] = {}
         tokens: dict[str, int] = {}
         notes: list[str] = []
+        stage("understanding")
         t0 = time.perf_counter()
         usage = LLMUsage()
         llm = self.llm if use_llm else None
@@ -103,12 +111,14 @@ class AskEngine:
         tokens["decompose"] = usage.prompt_tokens
         timings["decompose"] = time.perf_counter() - t0
 
+        stage("retrieving")
         t0 = time.perf_counter()
         sub, full_tokens = self._retrieve(pq, mode)
         timings["retrieve"] = time.perf_counter() - t0
         if full_tokens is not None:
             tokens["full_graph"] = full_tokens
 
+        stage("answering")
         t0 = time.perf_counter()
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal

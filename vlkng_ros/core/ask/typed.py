@@ -14,7 +14,7 @@ import datetime as _dt
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..llm.base import LLMError, LLMUsage
 from ..model import Keyframe, ObjectNode, Pose
@@ -40,11 +40,17 @@ def seen(res: AskResult) -> bool:
     return bool(res.found and res.target_object_id)
 
 
-def answer_typed(engine: "AskEngine", tq: TypedQuestion, question: str, top_k: int, mode: str) -> AskResult:
+def answer_typed(engine: "AskEngine", tq: TypedQuestion, question: str, top_k: int, mode: str,
+                 stage: Callable[[str], None] = lambda _s: None) -> AskResult:
+    """The typed answer to ``question`` (``tq``: what classify() made of it). ``stage`` hears
+    the Ask action's stages: the question is understood, then retrieved and answered in one go."""
     t0 = time.perf_counter()
+    stage("understanding")
     fn = {COUNT: _count, ROOM: _room, EXISTENCE: _existence, ATTRIBUTE: _attribute, WHEN: _when,
           DURATION: _duration, ROUTE: _route}[tq.kind]
+    stage("retrieving")
     res = fn(engine, tq, top_k, mode)
+    stage("answering")
     res.answer_type = tq.kind
     res.mode = mode
     res.timings_s["typed"] = time.perf_counter() - t0

@@ -45,8 +45,13 @@ _ATTR_OF = re.compile(r"^what\s+(?:is|was|are|were)\s+the\s+(?P<attr>colou?r|mat
 _WHEN = re.compile(r"^(?:when|at what time|what time)\s+(?:did|do|was|were|have|had)\s+(?:you|we|i)\s+"
                    r"(?P<rest>.+)$", re.I)
 _HOW_LONG = re.compile(r"^how\s+long\s+(?:did|were|was|have|had)\s+(?:you|we|i)\s+(?P<rest>.+)$", re.I)
-_ROUTE = re.compile(r"which\s+way|how\s+(?:do|can|could|should|would)\s+(?:i|we)\s+(?:get|go|walk|reach)|"
-                    r"\bway\s+to\b|directions?\s+to|which\s+direction|should\s+i\s+turn|path\s+to", re.I)
+_ROUTE = re.compile(r"which\s+way|how\s+(?:do|can|could|should|would)\s+(?:i|we)\s+(?:get|go|walk)\s+(?:back\s+)?to\b|"
+                    r"how\s+(?:do|can|could|should|would)\s+(?:i|we)\s+reach\b|"
+                    r"how\s+(?:do|can|could|should|would)\s+(?:i|we)\s+(?:get|go|walk)\s+from\b.+\bto\b|"
+                    r"\bway\s+to\s+(?:the|get\s+to)\b|directions?\s+to|which\s+direction|should\s+i\s+turn|path\s+to\s+the", re.I)
+# not things: "is there room on the table", "which room do these images come from"
+NOT_A_THING = re.compile(r"^(?:room|space|enough room|enough space|anything|something|any|it)$|\b(?:images?|pictures?|"
+                         r"photos?|shown|this|these|different)\b", re.I)
 _ROUTE_TO = re.compile(r"\bto\s+(?:go\s+to\s+|get\s+to\s+)?(?:the\s+)?(?P<to>[a-z ]+?)(?:\s+from\b|$)", re.I)
 _ROUTE_FROM = re.compile(r"\bfrom\s+(?:the\s+)?(?P<from>[a-z ]+?)(?:,|\s+which\b|\s+how\b|\s+to\b|$)|"
                          r"\b(?:enter|come in|coming in|start|starting|am)\s+(?:the\s+\w+\s+)?(?:through|at|in|from|near)\s+"
@@ -107,7 +112,7 @@ def _split_scope(phrase: str) -> tuple[str, str, str, str]:
 
 def _place_word(phrase: str, known_places: set[str]) -> str:
     p = _clean(phrase)
-    if p in known_places or p in PLACES or p.endswith(" room"):
+    if p in known_places or p in PLACES or (p.endswith(" room") and len(p.split()) == 2):
         return p
     return ""
 
@@ -134,7 +139,7 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
         # "how many chairs around the table are there": the scope may sit in the noun phrase
         subject, pred, ref, place = _split_scope(_clean(noun) + (" " + rest if rest else ""))
         subject = _clean(subject.split(" did ")[0])
-        if subject:
+        if subject and not NOT_A_THING.search(subject) and "colo" not in subject:
             return TypedQuestion(COUNT, subject=subject, scope_predicate=pred, scope_ref=ref, place=place)
     m = _HOW_LONG.match(low)
     if m:
@@ -159,7 +164,7 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
                       r"see|saw|find|found|notice|noticed)\s+", "", rest)
         rest = re.sub(r"^(?:you|i|we)\s+(?:see|saw|find|found|notice|noticed|keep|put)\s+", "", rest)
         rest = re.sub(r"\s+(?:in|located|kept|found|seen|placed)$", "", rest)
-        if rest:
+        if rest and not NOT_A_THING.search(rest):
             return TypedQuestion(ROOM, subject=_clean(rest))
     m = _WHERE_PLACE.match(low)
     if m and _place_word(m.group("place"), places):
@@ -168,7 +173,7 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
     if m:
         rest = _clean(m.group("rest") or m.group("rest2") or m.group("rest3") or "")
         subject, pred, ref, place = _split_scope(rest)
-        if subject:
+        if subject and not NOT_A_THING.search(subject):
             return TypedQuestion(EXISTENCE, subject=subject, scope_predicate=pred, scope_ref=ref, place=place)
     m = _WHEN.match(low)
     if m:

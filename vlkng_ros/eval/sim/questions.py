@@ -499,7 +499,7 @@ def make_questions(world: World, frames: list[dict[str, Any]], seed: int, fps: f
             break
     out: list[dict[str, Any]] = []
     for t in TYPES:
-        out += sorted(chosen[t][: quota[t]], key=lambda q: (q["frames"][0][0], q["question"]))
+        out += sorted(chosen[t][: quota[t]], key=lambda q: (q["frames"][0][0] if q["frames"] else 0, q["question"]))
     for i, q in enumerate(out, 1):
         q["id"] = f"q{i}"
     return out
