@@ -47,6 +47,12 @@ def ask(engine, q, **kw):
     ("How long were you in the building for?", "duration", {"place": "building"}),
     ("From the kitchen, which way to the bedroom?", "route", {"route_from": "kitchen", "route_to": "bedroom"}),
     ("How do I get from the office to the kitchen?", "route", {"route_from": "office", "route_to": "kitchen"}),
+    ("Which way is the bedroom from the kitchen?", "route", {"route_from": "kitchen", "route_to": "bedroom"}),
+    ("Count the coffee mugs you passed: how many?", "count", {"subject": "coffee mugs", "scope_ref": ""}),
+    ("How many chairs are in this home?", "count", {"subject": "chairs", "scope_ref": "", "place": ""}),
+    ("Which colour did the black armchair have?", "attribute", {"subject": "black armchair", "attribute": "color"}),
+    ("Is there a black armchair anywhere?", "existence", {"subject": "black armchair"}),
+    ("Was there a black armchair in the house?", "existence", {"subject": "black armchair", "scope_ref": ""}),
     ("Where did I see the bag?", "", {}),
     ("Is there room on the table?", "", {}),  # space, not a thing
     ("Which room do these images come from?", "", {}),

@@ -26,8 +26,12 @@ ATTRIBUTE_WORDS = {"colour": "color", "color": "color", "colored": "color", "col
 SCOPE_PREDICATES = ["around", "surrounding", "at"] + [p for p in RELATION_PREDICATES if p not in ("at",)]
 _ARTICLES = re.compile(r"^(?:the|a|an|any|some|my|your|our|this|that|these|those|all)\s+", re.I)
 _TRAILING = re.compile(r"\s+(?:are|were|is|was|there|do|did|does|have|has|can|could|you|i|we|in total|"
-                       r"altogether|in all|today|here|in this home|in the home|in the house|"
+                       r"altogether|in all|today|here|anywhere|at all|in this home|in the home|in the house|"
                        r"in this house|in the building)$", re.I)
+_COUNT_IMPERATIVE = re.compile(r"^count\s+(?P<noun>.+?)(?:\s+(?:you|i|we)\s+(?:saw|passed|see|seen|noticed))?"
+                               r"(?:\s*:?\s*how\s+many)?$", re.I)
+_WHICH_WAY_IS = re.compile(r"^which\s+way\s+(?:is|was)\s+(?P<to>.+?)\s+from\s+(?P<from>.+)$", re.I)
+WHOLE_TOUR = {"home", "house", "building", "apartment", "flat", "place", "total", "all", "tour"}
 _COUNT = re.compile(r"^how\s+many\s+(?P<noun>.+?)(?:\s+(?:are|were|is|was|did|do|does|have|has|can|could|"
                     r"there)\b(?P<rest>.*))?$", re.I)
 _ROOM = re.compile(r"^(?:in\s+)?(?:which|what)\s+(?:room|part of the (?:house|home|building)|area|place)\s+"
@@ -39,7 +43,7 @@ _EXIST = re.compile(r"^(?:did|have|had|do)\s+(?:you|we|i)\s+(?:ever\s+)?(?:see|s
                     r"^(?:is|was|are|were)\s+there\s+(?P<rest2>.+)$|"
                     r"^(?:does|did)\s+(?:the|this)\s+(?:house|home|room|place|kitchen|building|office)\s+"
                     r"(?:have|has|contain)\s+(?P<rest3>.+)$", re.I)
-_ATTR = re.compile(r"^what\s+(?:(?:colou?r|material|size|shape|pattern)(?:\s+(?:is|was|are|were))?|"
+_ATTR = re.compile(r"^(?:what|which)\s+(?:(?:colou?r|material|size|shape|pattern)(?:\s+(?:is|was|are|were))?|"
                    r"(?:is|was|are|were))\s+(?P<rest>.+?)(?:\s+made\s+(?:of|from))?$", re.I)
 _ATTR_OF = re.compile(r"^what\s+(?:is|was|are|were)\s+the\s+(?P<attr>colou?r|material|size|shape)\s+of\s+(?P<rest>.+)$", re.I)
 _WHEN = re.compile(r"^(?:when|at what time|what time)\s+(?:did|do|was|were|have|had)\s+(?:you|we|i)\s+"
@@ -104,6 +108,8 @@ def _split_scope(phrase: str) -> tuple[str, str, str, str]:
                 ref = _clean(" ".join(toks[i + n:]))
                 if not ref:
                     continue
+                if ref in WHOLE_TOUR:  # "in the house", "in this home": the whole walk
+                    return _clean(head), "", "", ""
                 if ref in PLACES or ref.endswith(" room") or pred in ("in", "inside") and ref.split()[-1] in PLACES:
                     return _clean(head), "", "", ref
                 return _clean(head), pred, ref, ""
@@ -124,6 +130,9 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
     q = " ".join(question.strip().rstrip("?.! ").split())
     low = q.lower()
     places = {p.lower() for p in known_places} | PLACES
+    m = _WHICH_WAY_IS.match(low)
+    if m:
+        return TypedQuestion(ROUTE, route_to=_clean(m.group("to")), route_from=_clean(m.group("from")))
     if _ROUTE.search(low):
         to = _ROUTE_TO.search(low.split("which way", 1)[-1] if "which way" in low else low)
         frm = _ROUTE_FROM.search(low)
@@ -132,10 +141,10 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
             t.route_from = _clean(frm.group("from") or frm.group("from2") or "")
         if t.route_to:
             return t
-    m = _COUNT.match(low)
+    m = _COUNT.match(low) or _COUNT_IMPERATIVE.match(low)
     if m:
         noun = m.group("noun")
-        rest = _SUBJECT_VERB.sub("", (m.group("rest") or "").strip())
+        rest = _SUBJECT_VERB.sub("", (m.groupdict().get("rest") or "").strip())
         # "how many chairs around the table are there": the scope may sit in the noun phrase
         subject, pred, ref, place = _split_scope(_clean(noun) + (" " + rest if rest else ""))
         subject = _clean(subject.split(" did ")[0])
@@ -155,7 +164,8 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
     if m:
         attr = next((v for k, v in ATTRIBUTE_WORDS.items() if re.search(rf"\b{k}\b", low)), "")
         if attr:
-            return TypedQuestion(ATTRIBUTE, subject=_clean(re.sub(r"\bmade\s+(?:of|from)\b", "", m.group("rest"))),
+            rest = re.sub(r"^(?:did|does|do)\s+", "", m.group("rest"))
+            return TypedQuestion(ATTRIBUTE, subject=_clean(re.sub(r"\bmade\s+(?:of|from)\b", "", rest)),
                                  attribute=attr)
     m = _ROOM.match(low) or _ROOM2.match(low)
     if m:
