@@ -11,7 +11,7 @@ import importlib
 import logging
 import sys
 
-COMMANDS = ["sim", "build", "stats", "export", "ask", "eval", "run", "replay"]
+COMMANDS = ["sim", "build", "stats", "export", "ask", "eval", "run", "replay", "web"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tour-dir", default="", help="tour folder whose annotations feed simulated perception")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[],
                    help="override one parameter for every node, e.g. --set perception.noise=0 (repeatable)")
+    p.add_argument("--web", action="store_true", help="also serve the tablet web app (web.host, web.port; "
+                                                      "access token printed once when generated)")
     p.add_argument("--use-sim-time", action="store_true", help="follow /clock (with vlkng replay)")
     p.add_argument("--exit-after-idle", type=float, default=0.0, metavar="S",
                    help="exit once no image arrived for S seconds and all work is merged (batch use)")
@@ -71,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if args.tour_dir:
         overrides["tour_dir"] = str(Path(args.tour_dir).resolve())
     rclpy.init(args=ros)
-    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides={k: v for k, v in set_params.items() if k in CONFIG_NAMES})
+    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides={k: v for k, v in set_params.items() if k in CONFIG_NAMES},
+                       web=args.web)
     try:
         suite.start()
         log.info("running: memory %s, params %s; Ctrl-C to stop", args.memory, params or "(defaults)")

@@ -46,6 +46,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"camera:    height unknown: floor ranging off or not estimated yet "
               f"({stats['camera_height_samples']} objects placed by bearings so far)")
+    if stats["keyframes_with_depth"] or stats["depth_placed_objects"]:
+        placed = stats["depth_placed"]
+        shown = ", ".join(f"{o['id']} ({o['label']})" for o in placed[:12]) + (", ..." if len(placed) > 12 else "")
+        print(f"depth:     {stats['depth_placed_objects']} of {stats['objects']} objects placed with depth "
+              f"({stats['keyframes_with_depth']} keyframes carry depth){': ' + shown if placed else ''}")
+    else:
+        print("depth:     none (no keyframe carries depth: objects placed by bearings and floor contact)")
     a = stats["association"]
     if a.get("f1") is not None:
         print(f"association vs annotations of {', '.join(stats['scored_tours'])}: "

@@ -11,32 +11,12 @@ import threading
 import numpy as np
 
 from ..llm.base import LLM, LLMError, LLMUsage
+from ..images import encode_jpeg
 from ..model import ChunkGraph
 from .base import ChunkInput, PerceptionError, Perceiver
 from .parse import CHUNK_SCHEMA, build_chunk_prompt, parse_chunk_graph
 
 log = logging.getLogger(__name__)
-
-
-def encode_jpeg(rgb: np.ndarray, quality: int = 90, max_side: int = 0) -> bytes:
-    """RGB uint8 HxWx3 (or HxW) -> JPEG bytes, downscaled so the longer side <= max_side."""
-    import cv2
-
-    img = np.asarray(rgb)
-    if img.dtype != np.uint8:
-        raise ValueError(f"expected a uint8 image, got {img.dtype}")
-    if img.ndim == 3 and img.shape[2] == 3:
-        img = cv2.cvtColor(img, cv2.COLOR_RGB2BGR)
-    elif img.ndim != 2:
-        raise ValueError(f"expected HxWx3 or HxW, got shape {img.shape}")
-    if max_side and max(img.shape[:2]) > max_side:
-        scale = max_side / max(img.shape[:2])
-        img = cv2.resize(img, (max(1, round(img.shape[1] * scale)), max(1, round(img.shape[0] * scale))),
-                         interpolation=cv2.INTER_AREA)
-    ok, buf = cv2.imencode(".jpg", img, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
-    if not ok:
-        raise ValueError("JPEG encoding failed")
-    return buf.tobytes()
 
 
 class LLMPerceiver(Perceiver):

@@ -178,3 +178,14 @@ class FrameStore(ABC):
 
     @abstractmethod
     def exists(self, ref: str) -> bool: ...
+
+    # A keyframe's depth (16-bit PNG of millimetres), where the robot has depth. A store that
+    # cannot keep depth says so: positions are then solved without it.
+    def put_depth(self, tour_id: str, stamp_ns: int, png: bytes) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not store depth")
+
+    def get_depth(self, tour_id: str, stamp_ns: int) -> bytes | None:
+        return None
+
+    def has_depth(self, tour_id: str, stamp_ns: int) -> bool:
+        return False
