@@ -80,10 +80,13 @@ class _Bag:
         self.topics: dict[str, tuple[str, int | None]] = {}  # topic -> (msgtype, message count)
         self.use_rosbags = True
         self.files = sorted([*bag_dir.glob("*.mcap"), *bag_dir.glob("*.db3")])
+        self.stamp_range = (0, 0)  # first and last message log time (ns), from the bag's index
         try:
             from rosbags.rosbag2 import Reader
 
             with Reader(bag_dir) as reader:
+                if reader.message_count:
+                    self.stamp_range = (int(reader.start_time), int(reader.end_time))
                 for c in reader.connections:
                     self.topics[c.topic] = (c.msgtype, c.msgcount)
         except Exception as e:  # noqa: BLE001 - any damage: fall back to scanning the files
@@ -317,8 +320,12 @@ class Tour:
     def __init__(self, path: Path, bag: _Bag, image_topic: str, pose_topic: str, camera_info_topic: str,
                  annotations: dict[int, dict], questions: list[dict], world: dict | None, errors: list[str],
                  depth: DepthConfig | None = None):
+        from .tour_identity import derive_tour_id
+
         self.path = path
-        self.tour_id = path.name
+        # derived from the folder name; build_tour replaces it by the id the memory knows the
+        # tour's content under (core/tour_identity.py)
+        self.tour_id = derive_tour_id(path.name)
         self._bag = bag
         self.image_topic = image_topic
         self.pose_topic = pose_topic
@@ -354,6 +361,9 @@ class Tour:
         errors: list[str] = []
         bag = _Bag(bag_dir, errors)
         topics = bag.topics
+        if not bag.use_rosbags and not any(m in IMAGE_TYPES for m, _ in topics.values()):
+            raise ValueError(f"{bag_dir}: the bag is damaged and no image message could be recovered "
+                             f"(0 frames): {errors[-1] if errors else 'unreadable'}")
         if image_topic is None:
             image_topic = next((t for t in DEFAULT_IMAGE_TOPICS if t in topics), None) or next(
                 (t for t, (m, _) in sorted(topics.items()) if m in IMAGE_TYPES), None)
@@ -580,6 +590,14 @@ class Tour:
             if frame.width > 0 and frame.height > 0:
                 return CameraModel.from_hfov(frame.width, frame.height, default_hfov_deg)
         raise ValueError(f"{self.tour_id}: no CameraInfo and no decodable frame to size the camera from")
+
+    def stamp_range(self) -> tuple[int, int]:
+        """First and last message log time of the bag (ns); (0, 0) for a damaged bag."""
+        return self._bag.stamp_range
+
+    def storage_files(self) -> list[Path]:
+        """The bag's storage files (.mcap / .db3), sorted by name."""
+        return list(self._bag.files)
 
     def read_errors(self) -> list[str]:
         """Problems met so far while reading (damaged bag, bad messages, bad annotation lines)."""
