@@ -120,6 +120,8 @@ def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool
         if value or time.monotonic() > deadline:
             return bool(value)
         time.sleep(step_s)
+
+
 def write_tour(out, frames, poses=(), hfov_deg: float = 90.0, jpeg_quality: int = 85):
     """A tour folder (bag/ only: no annotations) from ``frames`` [(stamp_ns, RGB uint8)] and
     optional ``poses`` [(stamp_ns, x, y, yaw)] on /pose, written with the simulator's bag writer.

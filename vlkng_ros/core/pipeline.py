@@ -260,41 +260,52 @@ class BuildReport:
 
 
 def tour_pose_lookup(tour: "Tour", cfg: VlkngConfig) -> tuple[str, Callable[[int, str], Pose | None]]:
-    """(source, lookup(stamp_ns, camera_frame)) for the tour's frames, per ``capture.pose_source``."""
+    """(source, lookup(stamp_ns, camera_frame)) for the tour's frames, per ``capture.pose_source``.
+    ``auto`` is TF when the bag's frame tree connects the map frame to the image frame, with
+    /pose then /odom for the stamps TF does not cover (as the live capture node does)."""
     from .tour import TF_TOPICS
 
     has_tf = any(tour.has_topic(t) for t in TF_TOPICS)
     pose_topic, odom_topic = _abs_topic(cfg.pose_topic), _abs_topic(cfg.odom_topic)
-    tf_poses = None
-
-    def tf_usable() -> bool:
-        nonlocal tf_poses
-        if not has_tf:
-            return False
-        tf_poses = TfPoses(tour.transforms(), cfg.capture.map_frame)
-        return tf_poses.connects(tour.first_frame_id())
-
-    source = choose_source(cfg.capture.pose_source, tf_usable, tour.has_topic(pose_topic), tour.has_topic(odom_topic))
-    if source == "tf":
-        if tf_poses is None and not tf_usable():
-            frame = tour.first_frame_id()
-            raise ValueError(f"{tour.tour_id}: capture.pose_source tf, but the bag's /tf and /tf_static do not "
-                             f"connect {cfg.capture.map_frame!r} to the image frame {frame!r}")
-        log.info("%s: poses from TF %s -> <image frame> (%s)", tour.tour_id, cfg.capture.map_frame,
-                 tour.first_frame_id())
-        return source, tf_poses.lookup  # type: ignore[union-attr]
+    tf_poses = TfPoses(tour.transforms(cfg.capture.tf_max_gap_s), cfg.capture.map_frame) if has_tf else None
+    frame = tour.first_frame_id()
+    usable = tf_poses is not None and tf_poses.connects(frame)
+    requested = cfg.capture.pose_source
+    source = choose_source(requested, lambda: usable, tour.has_topic(pose_topic), tour.has_topic(odom_topic))
+    if source == "tf" and not usable:
+        raise ValueError(f"{tour.tour_id}: capture.pose_source tf, but the bag's /tf and /tf_static do not "
+                         f"connect {cfg.capture.map_frame!r} to the image frame {frame!r}")
     if not source:
         log.warning("%s: no pose source in the bag (no /tf to the image frame, no %s, no %s): keyframes "
                     "get no pose", tour.tour_id, pose_topic, odom_topic)
         return "", lambda _s, _f: None
-    topic = pose_topic if source == "pose" else odom_topic
-    if not tour.has_topic(topic):
-        raise ValueError(f"{tour.tour_id}: capture.pose_source {source}, but the bag has no {topic}")
-    buf = PoseBuffer(cfg.capture.pose_max_age_s, capacity=10**7)
-    for stamp, pose in tour.poses(topic):
-        buf.add(stamp, pose)
-    log.info("%s: poses from %s (%d messages)", tour.tour_id, topic, len(buf))
-    return source, TopicPoses(buf).lookup
+
+    def topic_lookup(topic: str) -> Callable[[int, str], Pose | None]:
+        buf = PoseBuffer(cfg.capture.pose_max_age_s, capacity=10**7)
+        for stamp, pose in tour.poses(topic):
+            buf.add(stamp, pose)
+        return TopicPoses(buf).lookup
+
+    if source in ("pose", "odom"):
+        topic = pose_topic if source == "pose" else odom_topic
+        if not tour.has_topic(topic):
+            raise ValueError(f"{tour.tour_id}: capture.pose_source {source}, but the bag has no {topic}")
+    chain: list[Callable[[int, str], Pose | None]] = [tf_poses.lookup] if source == "tf" else []  # type: ignore[union-attr]
+    if requested == "auto" or source != "tf":  # auto: the next sources cover what TF does not
+        chain += [topic_lookup(t) for t, kind in ((pose_topic, "pose"), (odom_topic, "odom"))
+                  if tour.has_topic(t) and (requested == "auto" or kind == source)
+                  and not (source == "odom" and kind == "pose")]
+    log.info("%s: poses from %s", tour.tour_id, {"tf": f"TF {cfg.capture.map_frame} -> {frame}",
+                                                 "pose": pose_topic, "odom": odom_topic}[source]
+             + (" (then the next sources)" if len(chain) > 1 else ""))
+
+    def lookup(stamp_ns: int, camera_frame: str) -> Pose | None:
+        for one in chain:
+            pose = one(stamp_ns, camera_frame)
+            if pose is not None:
+                return pose
+        return None
+    return source, lookup
 
 
 def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, progress: bool = True,

@@ -527,12 +527,12 @@ class Tour:
                 return str(msg.header.frame_id).lstrip("/")
         return ""
 
-    def transforms(self) -> "TransformBuffer":
+    def transforms(self, max_gap_s: float | None = 1.0) -> "TransformBuffer":
         """Every transform of ``/tf`` and ``/tf_static`` in one buffer (the whole bag, no cache limit)."""
         from vlkng_ros.core.tf import TransformBuffer
 
-        if self._tf is None:
-            buf = TransformBuffer(cache_s=None)
+        if self._tf is None or self._tf.max_gap_ns != (None if max_gap_s is None else int(max_gap_s * 1e9)):
+            buf = TransformBuffer(cache_s=None, max_gap_s=max_gap_s)
             bad = 0
             for topic, msgtype, log_ns, raw in self._bag.messages(set(TF_TOPICS) & set(self._bag.topics)):
                 if msgtype != TF_TYPE:
