@@ -187,3 +187,42 @@ def test_camera_model_projects_and_back_projects():
     assert np.isnan(CAM.project([[0.0, 0.0, -1.0]])).all()
     assert CameraModel.from_k(640, 480, [500, 0, 320, 0, 500, 240, 0, 0, 1]) == CameraModel(640, 480, 500, 500, 320, 240)
     assert CameraModel.from_k(0, 480, [500, 0, 320, 0, 500, 240, 0, 0, 1]) is None
+
+
+class _Frames:
+    """A frame store holding depth for some stamps (what KeyframeDepths reads)."""
+
+    def __init__(self) -> None:
+        self.depth: dict[tuple[str, int], bytes] = {}
+
+    def get_depth(self, tour_id, stamp_ns):
+        return self.depth.get((tour_id, stamp_ns))
+
+    def has_depth(self, tour_id, stamp_ns):
+        return (tour_id, stamp_ns) in self.depth
+
+
+def test_position_re_solved_when_depth_arrives_later():
+    """An object placed from bearings only (rays from one spot: no range) gets its depth fixes
+    once its keyframes' depth is stored, and lands where the depth says."""
+    from vlkng_ros.core.images import encode_depth_png
+
+    frames = _Frames()
+    depths = dp.KeyframeDepths(frames)
+    box = (260, 180, 380, 330)
+    sightings, acc = [], RayAccumulator()
+    for k in range(3):  # the robot turns in place a little: bearings only, no range
+        pose = Pose.from_xy_yaw(0.0, 0.0, 0.05 * k)
+        acc.add(ray_for(pose, box, CAM))
+        sightings.append(("t", k, pose, box, CAM))
+    stats = acc.to_list()
+    assert dp.redo_depth(stats, sightings, depths, dp.DepthNoise()) is None  # no depth yet: nothing to do
+    for k in range(3):
+        frames.depth[("t", k)] = encode_depth_png(_scene(obj_z=2.0)[::2, ::2])
+    depths = dp.KeyframeDepths(frames)
+    new = dp.redo_depth(stats, sightings, depths, dp.DepthNoise())
+    assert new is not None and new.depth_n == 3 and new.n == acc.n  # bearings kept, depth added
+    (x, y), var = new.solve()
+    assert 2.0 < math.hypot(x, y) < 2.0 + 0.75 and var < 0.1
+    # nothing more to add: a second pass changes nothing
+    assert dp.redo_depth(new.to_list(), sightings, depths, dp.DepthNoise()) is None
