@@ -195,7 +195,7 @@ def image_stamp_ns(msg: Any) -> int:
 def keyframe_to_msg(kf: Keyframe) -> KeyframeMsg:
     msg = KeyframeMsg()
     msg.header.stamp = time_from_ns(kf.stamp_ns)
-    msg.header.frame_id = "camera"
+    msg.header.frame_id = kf.frame_id or "camera"  # the image's own camera frame where known
     msg.tour_id = kf.tour_id
     msg.index = int(kf.index)
     msg.has_pose = kf.pose is not None
@@ -211,7 +211,8 @@ def keyframe_from_msg(msg: KeyframeMsg) -> Keyframe:
     return Keyframe(tour_id=msg.tour_id, stamp_ns=ns_from_time(msg.header.stamp),
                     index=int(msg.index), width=int(msg.width), height=int(msg.height),
                     pose=optional_pose(msg.has_pose, msg.pose), image_ref=msg.image_ref,
-                    place=msg.place or None)
+                    place=msg.place or None,
+                    frame_id="" if msg.header.frame_id == "camera" else msg.header.frame_id)
 
 
 # --- objects and relations -----------------------------------------------------------------
@@ -342,9 +343,9 @@ def graph_update_msg(report: Any, tour_id: str, now_ns: int, totals: tuple[int, 
 
 
 # --- /ask ----------------------------------------------------------------------------------
-def ask_request_from_msg(req: Any, default_top_k: int) -> AskRequest:
-    return AskRequest(question=req.question, options=list(req.options),
-                      top_k=int(req.top_k) if req.top_k > 0 else int(default_top_k),
+def ask_request_from_msg(req: Any) -> AskRequest:
+    """An AskRequest from an Ask.Request (top_k 0: the engine's configured ask.top_k)."""
+    return AskRequest(question=req.question, options=list(req.options), top_k=int(req.top_k),
                       mode=req.mode or None)
 
 

@@ -31,6 +31,9 @@ class CaptureConfig:
     novelty_threshold: float = _f(0.18, "Keep a frame when its thumbnail differs this much (0-1).")
     blur_threshold: float = _f(15.0, "Reject frames whose Laplacian variance is below this.")
     pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
+    pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
+                                  "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
+    map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
@@ -116,6 +119,8 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
+                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
                                       "seen from, facing it (the planner's goal tolerance finds the free spot).")
 
@@ -163,10 +168,22 @@ class DepthConfig:
 
 
 @dataclass
+class WebConfig:
+    host: str = _f("127.0.0.1", "Interface the tablet web app binds to (0.0.0.0: every interface, e.g. the "
+                                "robot's Wi-Fi; the access token is required either way).")
+    port: int = _f(8080, "TCP port of the tablet web app.")
+    token: str = _f("", "Access token every web request must carry. Empty: read $VLKNG_WEB_TOKEN, else "
+                        "generate one on first start, print it once and keep it in <memory>/web_token (0600).")
+    status_period_s: float = _f(1.0, "Live status is pushed to the page this often (s).")
+    max_history: int = _f(50, "Questions and answers kept in the session history shown on the page.")
+
+
+@dataclass
 class VlkngConfig:
     chunk_size: int = _f(8, "Keyframes per VLM call, b (paper: 8 is best).")
     image_topic: str = _f("camera/image_raw/compressed", "Camera topic (relative name).")
     pose_topic: str = _f("pose", "PoseWithCovarianceStamped topic from SLAM (relative name).")
+    odom_topic: str = _f("odom", "nav_msgs/Odometry topic, the last pose fallback (relative name).")
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     perception: PerceptionConfig = field(default_factory=PerceptionConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
@@ -175,6 +192,7 @@ class VlkngConfig:
     embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     ask: AskConfig = field(default_factory=AskConfig)
     depth: DepthConfig = field(default_factory=DepthConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     # ----------------------------------------------------------------------------------------
     def iter_parameters(self) -> Iterator[tuple[str, Any, str]]:
@@ -258,4 +276,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             cfg.update({k: v for k, v in params.items() if k not in ROS_SKIP}, strict=False)
     if overrides:
         cfg.update(overrides)
+    from .stores._common import validate_namespace
+
+    validate_namespace(cfg.stores.namespace)  # names are checked before any work starts
     return cfg

@@ -124,6 +124,7 @@ class Keyframe:
     pose: Pose | None = None  # None when no pose was close enough in time (never made up)
     image_ref: str = ""  # frame-store key of the JPEG
     place: str | None = None  # set from perception when it names the kind of place
+    frame_id: str = ""  # the image's header.frame_id (the camera frame its pose is of, with TF)
 
     @property
     def key(self) -> str:

@@ -30,6 +30,7 @@ from .llm.base import LLM
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, Keyframe, Pose, chunk_id
 from .perception.base import ChunkInput, PerceptionError, Perceiver
+from .poses import TfPoses, TopicPoses, choose_source
 from .stoa import MergeReport, StoaMerger
 from .stores.frame_store import validate_tour_id
 
@@ -118,10 +119,11 @@ class MemoryBuilder:
             self.memory.graph.set_meta(key, value)
 
     def ingest_frame(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None,
-                     depth: DepthSource | None = None) -> Keyframe | None:
+                     frame_id: str = "", depth: DepthSource | None = None) -> Keyframe | None:
         """Keep the frame as a keyframe if it is useful; store its JPEG and row, and its depth
         (metres registered to ``rgb``, or a function decoding it: called only for a keyframe)
-        through the depth writer. Returns the keyframe."""
+        through the depth writer. Returns the keyframe. ``frame_id``: the image's camera frame
+        (kept on the keyframe)."""
         selector = self._selectors.setdefault(tour_id, KeyframeSelector(self.cfg.capture))
         decision = selector.consider(stamp_ns, rgb, pose)
         if not decision.keep:
@@ -136,7 +138,8 @@ class MemoryBuilder:
             self.set_camera(tour_id, self.camera or CameraModel.from_hfov(
                 rgb.shape[1], rgb.shape[0], self.cfg.capture.camera_hfov_deg))
         ref = self.memory.frames.put(tour_id, stamp_ns, encode_jpeg(rgb, self.cfg.capture.jpeg_quality))
-        kf = Keyframe(tour_id, stamp_ns, self._next_index[tour_id], rgb.shape[1], rgb.shape[0], pose, ref)
+        kf = Keyframe(tour_id, stamp_ns, self._next_index[tour_id], rgb.shape[1], rgb.shape[0], pose, ref,
+                      frame_id=frame_id)
         with self.memory.write_lock:
             graph.upsert_keyframes([kf])
             self.memory.touch()
@@ -236,17 +239,63 @@ class BuildReport:
         return asdict(self)
 
 
+def tour_pose_lookup(tour: "Tour", cfg: VlkngConfig) -> tuple[str, Callable[[int, str], Pose | None]]:
+    """(source, lookup(stamp_ns, camera_frame)) for the tour's frames, per ``capture.pose_source``."""
+    from .tour import TF_TOPICS
+
+    has_tf = any(tour.has_topic(t) for t in TF_TOPICS)
+    pose_topic, odom_topic = _abs_topic(cfg.pose_topic), _abs_topic(cfg.odom_topic)
+    tf_poses = None
+
+    def tf_usable() -> bool:
+        nonlocal tf_poses
+        if not has_tf:
+            return False
+        tf_poses = TfPoses(tour.transforms(), cfg.capture.map_frame)
+        return tf_poses.connects(tour.first_frame_id())
+
+    source = choose_source(cfg.capture.pose_source, tf_usable, tour.has_topic(pose_topic), tour.has_topic(odom_topic))
+    if source == "tf":
+        if tf_poses is None and not tf_usable():
+            frame = tour.first_frame_id()
+            raise ValueError(f"{tour.tour_id}: capture.pose_source tf, but the bag's /tf and /tf_static do not "
+                             f"connect {cfg.capture.map_frame!r} to the image frame {frame!r}")
+        log.info("%s: poses from TF %s -> <image frame> (%s)", tour.tour_id, cfg.capture.map_frame,
+                 tour.first_frame_id())
+        return source, tf_poses.lookup  # type: ignore[union-attr]
+    if not source:
+        log.warning("%s: no pose source in the bag (no /tf to the image frame, no %s, no %s): keyframes "
+                    "get no pose", tour.tour_id, pose_topic, odom_topic)
+        return "", lambda _s, _f: None
+    topic = pose_topic if source == "pose" else odom_topic
+    if not tour.has_topic(topic):
+        raise ValueError(f"{tour.tour_id}: capture.pose_source {source}, but the bag has no {topic}")
+    buf = PoseBuffer(cfg.capture.pose_max_age_s, capacity=10**7)
+    for stamp, pose in tour.poses(topic):
+        buf.add(stamp, pose)
+    log.info("%s: poses from %s (%d messages)", tour.tour_id, topic, len(buf))
+    return source, TopicPoses(buf).lookup
+
+
 def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, progress: bool = True,
-               perceiver: Perceiver | None = None, llm: LLM | None = None) -> BuildReport:
-    """Build (or extend) ``memory`` from a tour folder. Re-running changes nothing."""
+               perceiver: Perceiver | None = None, llm: LLM | None = None,
+               tour_id: str | None = None) -> BuildReport:
+    """Build (or extend) ``memory`` from a tour folder. Re-running changes nothing.
+
+    The tour's id in the memory comes from its content (core/tour_identity.py); ``tour_id``
+    names it instead (refused when that name already holds other content)."""
     from .perception.registry import make_perceiver
     from .tour import Tour
+    from .tour_identity import resolve_tour_id
 
+    if tour_id:
+        validate_tour_id(tour_id)
     if not isinstance(tour, Tour):
         tour = Tour.open(tour, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic),
                          depth=cfg.depth)
-    report = BuildReport(tour.tour_id)
     graph = memory.graph
+    tour.tour_id = resolve_tour_id(graph, tour, tour_id)
+    report = BuildReport(tour.tour_id)
     graph.set_meta(f"tour_path:{tour.tour_id}", str(Path(tour.path).resolve()))
     if perceiver is None:
         perceiver = make_perceiver(cfg, annotations=tour.annotations)
@@ -261,9 +310,7 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
         report.frames = tour.frame_count()
         _say(progress, f"{tour.tour_id}: capture already done ({len(keyframes)} keyframes)")
     else:
-        poses = PoseBuffer(cfg.capture.pose_max_age_s, capacity=10**7)
-        for stamp, pose in tour.poses():
-            poses.add(stamp, pose)
+        source, lookup = tour_pose_lookup(tour, cfg)
         total = max(tour.frame_count(), 1)
         last_print = time.perf_counter()
         for fm in tour.frames():
@@ -272,9 +319,9 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
                 report.frames_unreadable += 1
                 log.error("%s frame %d skipped: %s", tour.tour_id, fm.stamp_ns, fm.error)
                 continue
-            pose = poses.lookup(fm.stamp_ns)
-            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose,
-                                      fm.depth if cfg.depth.enabled else None)
+            pose = lookup(fm.stamp_ns, fm.frame_id)
+            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose, fm.frame_id,
+                                      depth=fm.depth if cfg.depth.enabled else None)
             if kf is not None and fm.depth is not None:
                 report.keyframes_with_depth += 1
             if kf is not None and kf.pose is None:
@@ -288,8 +335,8 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
         if not tour.read_errors():
             graph.set_meta(capture_key, "done")
         if report.frames_without_pose:
-            log.warning("%s: %d keyframes have no pose (no /pose within %.2f s)", tour.tour_id,
-                        report.frames_without_pose, cfg.capture.pose_max_age_s)
+            log.warning("%s: %d keyframes have no pose (pose source: %s)", tour.tour_id,
+                        report.frames_without_pose, source or "none")
     report.read_errors = list(tour.read_errors())
     report.keyframes = len(keyframes)
     t1 = time.perf_counter()

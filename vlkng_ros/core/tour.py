@@ -24,7 +24,7 @@ import sqlite3
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -34,13 +34,19 @@ from vlkng_ros.core.images import (compressed_kind, decode_compressed, decode_co
                                    decode_raw, is_compressed_depth)
 from vlkng_ros.core.model import CameraModel, Pose
 
+if TYPE_CHECKING:
+    from vlkng_ros.core.tf import TransformBuffer
+
 log = logging.getLogger("vlkng.tour")
 
 IMAGE_TYPES = ("sensor_msgs/msg/CompressedImage", "sensor_msgs/msg/Image")
 DEFAULT_IMAGE_TOPICS = ("/camera/image_raw/compressed", "/camera/image_raw")
-POSE_TYPES = ("geometry_msgs/msg/PoseWithCovarianceStamped", "geometry_msgs/msg/PoseStamped")
 CLOUD_TYPE = "sensor_msgs/msg/PointCloud2"
 CLOUD_OFFSET_FACTOR = 3  # a cloud may be this many times further from a frame than a depth image
+POSE_TYPES = ("geometry_msgs/msg/PoseWithCovarianceStamped", "geometry_msgs/msg/PoseStamped",
+              "nav_msgs/msg/Odometry")
+TF_TOPICS = ("/tf", "/tf_static")
+TF_TYPE = "tf2_msgs/msg/TFMessage"
 _MCAP_MAGIC = b"\x89MCAP0\r\n"
 
 
@@ -54,6 +60,7 @@ class FrameMsg:
     width: int  # 0 when unknown
     height: int
     depth: Callable[[], np.ndarray] | None = None  # decodes the matched depth (float32 m, NaN = none)
+    frame_id: str = ""  # the image's header.frame_id: the camera frame TF gives the pose of
 
 
 def _stamp_ns(header: Any) -> int:
@@ -73,10 +80,13 @@ class _Bag:
         self.topics: dict[str, tuple[str, int | None]] = {}  # topic -> (msgtype, message count)
         self.use_rosbags = True
         self.files = sorted([*bag_dir.glob("*.mcap"), *bag_dir.glob("*.db3")])
+        self.stamp_range = (0, 0)  # first and last message log time (ns), from the bag's index
         try:
             from rosbags.rosbag2 import Reader
 
             with Reader(bag_dir) as reader:
+                if reader.message_count:
+                    self.stamp_range = (int(reader.start_time), int(reader.end_time))
                 for c in reader.connections:
                     self.topics[c.topic] = (c.msgtype, c.msgcount)
         except Exception as e:  # noqa: BLE001 - any damage: fall back to scanning the files
@@ -284,8 +294,10 @@ def _question_problem(q: Any) -> str | None:
     if options is not None:
         if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
             return "options must be a list of strings"
-        letters = [o.split(".", 1)[0].strip() for o in options]
-        if q.get("answer") not in letters:
+        from .ask.options import parse_options  # the engine's reading of options, not a second one
+
+        letters = [k for k, _ in parse_options(options)]
+        if str(q.get("answer") or "").upper() not in letters:
             return f"answer {q.get('answer')!r} is not one of the options' letters"
     goal = q.get("goal_xy")
     if goal is not None and not (isinstance(goal, (list, tuple)) and len(goal) == 2
@@ -308,8 +320,12 @@ class Tour:
     def __init__(self, path: Path, bag: _Bag, image_topic: str, pose_topic: str, camera_info_topic: str,
                  annotations: dict[int, dict], questions: list[dict], world: dict | None, errors: list[str],
                  depth: DepthConfig | None = None):
+        from .tour_identity import derive_tour_id
+
         self.path = path
-        self.tour_id = path.name
+        # derived from the folder name; build_tour replaces it by the id the memory knows the
+        # tour's content under (core/tour_identity.py)
+        self.tour_id = derive_tour_id(path.name)
         self._bag = bag
         self.image_topic = image_topic
         self.pose_topic = pose_topic
@@ -318,7 +334,8 @@ class Tour:
         self.questions = questions
         self.world = world
         self._errors = errors
-        self._poses: list[tuple[int, Pose]] | None = None
+        self._pose_cache: dict[str, list[tuple[int, Pose]]] = {}
+        self._tf: "TransformBuffer | None" = None
         self._frame_count: int | None = None
         self.depth_cfg = depth if depth is not None else DepthConfig()
         topics = bag.topics
@@ -344,6 +361,9 @@ class Tour:
         errors: list[str] = []
         bag = _Bag(bag_dir, errors)
         topics = bag.topics
+        if not bag.use_rosbags and not any(m in IMAGE_TYPES for m, _ in topics.values()):
+            raise ValueError(f"{bag_dir}: the bag is damaged and no image message could be recovered "
+                             f"(0 frames): {errors[-1] if errors else 'unreadable'}")
         if image_topic is None:
             image_topic = next((t for t in DEFAULT_IMAGE_TOPICS if t in topics), None) or next(
                 (t for t, (m, _) in sorted(topics.items()) if m in IMAGE_TYPES), None)
@@ -353,8 +373,6 @@ class Tour:
             raise ValueError(f"{bag_dir}: image topic {image_topic} not in the bag (topics: {sorted(topics)})")
         elif topics[image_topic][0] not in IMAGE_TYPES:
             raise ValueError(f"{bag_dir}: {image_topic} is {topics[image_topic][0]}, not an image type")
-        if pose_topic not in topics:
-            log.warning("%s: no %s topic; frames will have no pose", bag_dir, pose_topic)
         annotations = _load_annotations(root / "annotations.jsonl", errors)
         questions = _load_questions(root / "questions.json", errors)
         world = None
@@ -415,6 +433,7 @@ class Tour:
             return None
         last[:] = [stamp]
         frame = _decode(msg, msgtype, stamp)
+        frame.frame_id = str(msg.header.frame_id).lstrip("/")
         if frame.error:
             _problem(self._errors, f"{self.tour_id}: frame {stamp}: {frame.error}")
         return frame
@@ -497,18 +516,56 @@ class Tour:
             self._frame_count = int(count)
         return self._frame_count
 
-    def poses(self) -> list[tuple[int, Pose]]:
-        """(stamp_ns, Pose) of every pose message, sorted by stamp."""
-        if self._poses is None:
+    def has_topic(self, topic: str) -> bool:
+        return topic in self._bag.topics
+
+    def first_frame_id(self) -> str:
+        """The camera frame the first readable image names (its header.frame_id)."""
+        for _, msgtype, log_ns, raw in self._bag.messages({self.image_topic}):
+            msg = self._deserialize(raw, msgtype, log_ns)
+            if msg is not None:
+                return str(msg.header.frame_id).lstrip("/")
+        return ""
+
+    def transforms(self) -> "TransformBuffer":
+        """Every transform of ``/tf`` and ``/tf_static`` in one buffer (the whole bag, no cache limit)."""
+        from vlkng_ros.core.tf import TransformBuffer
+
+        if self._tf is None:
+            buf = TransformBuffer(cache_s=None)
+            bad = 0
+            for topic, msgtype, log_ns, raw in self._bag.messages(set(TF_TOPICS) & set(self._bag.topics)):
+                if msgtype != TF_TYPE:
+                    _problem(self._errors, f"{self.tour_id}: {topic} has type {msgtype}, not {TF_TYPE}; skipped")
+                    continue
+                msg = self._deserialize(raw, msgtype, log_ns)
+                for ts in msg.transforms if msg is not None else []:
+                    tr, rot = ts.transform.translation, ts.transform.rotation
+                    try:
+                        buf.set_transform(ts.header.frame_id, ts.child_frame_id, _stamp_ns(ts.header),
+                                          (tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w),
+                                          static=topic == "/tf_static")
+                    except ValueError as e:
+                        bad += 1
+                        if bad <= 3:
+                            _problem(self._errors, f"{self.tour_id}: {topic}: {e}; transform skipped")
+            self._tf = buf
+        return self._tf
+
+    def poses(self, topic: str | None = None) -> list[tuple[int, Pose]]:
+        """(stamp_ns, Pose) of every message of a pose topic (default ``pose_topic``;
+        PoseWithCovarianceStamped, PoseStamped or Odometry), sorted by stamp."""
+        topic = topic or self.pose_topic
+        if topic not in self._pose_cache:
             out: list[tuple[int, Pose]] = []
-            for _, msgtype, log_ns, raw in self._bag.messages({self.pose_topic}):
+            for _, msgtype, log_ns, raw in self._bag.messages({topic}):
                 if msgtype not in POSE_TYPES:
-                    _problem(self._errors, f"{self.tour_id}: {self.pose_topic} has type {msgtype}; no poses read")
+                    _problem(self._errors, f"{self.tour_id}: {topic} has type {msgtype}; no poses read")
                     break
                 msg = self._deserialize(raw, msgtype, log_ns)
                 if msg is None:
                     continue
-                p = msg.pose.pose if msgtype.endswith("WithCovarianceStamped") else msg.pose
+                p = msg.pose if msgtype.endswith("/PoseStamped") else msg.pose.pose
                 vals = (p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
                         p.orientation.z, p.orientation.w)
                 if not all(math.isfinite(v) for v in vals):
@@ -516,8 +573,8 @@ class Tour:
                     continue
                 out.append((_stamp_ns(msg.header), Pose(*(float(v) for v in vals), frame_id=msg.header.frame_id or "map")))
             out.sort(key=lambda sp: sp[0])
-            self._poses = out
-        return list(self._poses)
+            self._pose_cache[topic] = out
+        return list(self._pose_cache[topic])
 
     def camera_model(self, default_hfov_deg: float) -> CameraModel:
         """Intrinsics from the first usable CameraInfo, else ``default_hfov_deg`` and the frame size."""
@@ -533,6 +590,14 @@ class Tour:
             if frame.width > 0 and frame.height > 0:
                 return CameraModel.from_hfov(frame.width, frame.height, default_hfov_deg)
         raise ValueError(f"{self.tour_id}: no CameraInfo and no decodable frame to size the camera from")
+
+    def stamp_range(self) -> tuple[int, int]:
+        """First and last message log time of the bag (ns); (0, 0) for a damaged bag."""
+        return self._bag.stamp_range
+
+    def storage_files(self) -> list[Path]:
+        """The bag's storage files (.mcap / .db3), sorted by name."""
+        return list(self._bag.files)
 
     def read_errors(self) -> list[str]:
         """Problems met so far while reading (damaged bag, bad messages, bad annotation lines)."""

@@ -8,6 +8,7 @@ keeps the LLM's usage predictable). The engine only reads the memory.
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -18,6 +19,8 @@ from ..core.ask.types import AskResult
 from ..core.memory import Memory
 from .common import VlkngLifecycleNode, param, spin_main, warm_up
 
+LATENCY_WINDOW = 1000  # the last answers' latencies kept for statistics
+
 PARAMS = {
     "service_name": ("ask", "Name of the Ask service (relative: namespaced)."),
 }
@@ -26,7 +29,7 @@ PARAMS = {
 class AskServerNode(VlkngLifecycleNode):
     def __init__(self, memory: Memory | None = None, **kwargs: Any) -> None:
         super().__init__("vlkng_ask", PARAMS, memory, **kwargs)
-        self.latencies_s: list[float] = []
+        self.latencies_s: deque[float] = deque(maxlen=LATENCY_WINDOW)  # bounded: a server runs for months
 
     def setup(self) -> None:
         assert self.memory is not None
@@ -46,7 +49,7 @@ class AskServerNode(VlkngLifecycleNode):
             result = AskResult(False, "the ask server is not active (lifecycle state)")
         else:
             try:
-                result = self.engine.ask(conv.ask_request_from_msg(request, self.cfg.ask.top_k))
+                result = self.engine.ask(conv.ask_request_from_msg(request))
             except Exception as e:  # never leave a client hanging
                 self.get_logger().error(f"ask failed: {type(e).__name__}: {e}")
                 result = AskResult(False, f"internal error: {type(e).__name__}: {e}")

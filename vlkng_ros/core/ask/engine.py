@@ -19,9 +19,9 @@ from .answer import (FrameScore, evidence, goal_pose, goal_target,
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
-from .options import OptionContext, choose
-from .query import ParsedQuery, decompose, parse_options, validate_question
-from .types import AskRequest, AskResult, RankedFrame
+from .options import OptionContext, choose, parse_options
+from .query import ParsedQuery, decompose, validate_question
+from .types import AskRequest, AskResult, RankedFrame, resolve_top_k
 
 log = logging.getLogger("vlkng.ask")
 MODES = ("ger", "gr", "full", "cwgr", "lexical")
@@ -42,7 +42,7 @@ class AskEngine:
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
-        from ..stoa import memory_camera_height
+        from ..calibration import memory_camera_height
 
         return memory_camera_height(self.memory, self.cfg)
 
@@ -68,7 +68,7 @@ class AskEngine:
             return AskResult(False, error, mode=mode)
         if mode not in MODES:
             return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
-        top_k = max(1, min(int(req.top_k or self.cfg.ask.top_k), 50))
+        top_k = resolve_top_k(req.top_k, self.cfg.ask.top_k)
         try:
             return self._ask(question, parse_options(req.options), top_k, mode)
         except LLMError as e:  # pragma: no cover - every LLM call below is caught
