@@ -328,7 +328,7 @@ class KeyframeDepths:
     def __init__(self, frames, capacity: int = 48) -> None:
         self.frames = frames
         self.capacity = capacity
-        self._cache: dict[tuple[str, int], np.ndarray | None] = {}
+        self._cache: dict[tuple[str, int], np.ndarray] = {}
 
     def get(self, tour_id: str, stamp_ns: int) -> np.ndarray | None:
         key = (tour_id, int(stamp_ns))
@@ -336,20 +336,19 @@ class KeyframeDepths:
             return self._cache[key]
         from .images import decode_depth_png
 
-        depth = None
         try:
             png = self.frames.get_depth(tour_id, stamp_ns)
             depth = decode_depth_png(png) if png else None
         except (OSError, ValueError):
-            depth = None  # a damaged depth file: the object is placed without it
-        if len(self._cache) >= self.capacity:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[key] = depth
+            return None  # a damaged depth file: the object is placed without it
+        if depth is not None:  # a keyframe without depth is asked again: its depth may come later
+            if len(self._cache) >= self.capacity:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = depth
         return depth
 
     def has(self, tour_id: str, stamp_ns: int) -> bool:
-        key = (tour_id, int(stamp_ns))
-        return self._cache[key] is not None if key in self._cache else self.frames.has_depth(tour_id, stamp_ns)
+        return (tour_id, int(stamp_ns)) in self._cache or self.frames.has_depth(tour_id, stamp_ns)
 
 
 def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
@@ -360,6 +359,7 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     depth = depths.get(tour_id, stamp_ns)
     if depth is None:
         return None
+    acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
     fix = object_depth(depth, bbox, camera, noise, camera_height_m)
     if fix is None:
         return None
@@ -369,19 +369,28 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     return fix
 
 
+def depth_pending(ray_stats: list[float], sightings: list[tuple[str, int]], depths: KeyframeDepths) -> bool:
+    """Do more of an object's sightings ((tour_id, stamp_ns)) have stored depth than its sums
+    measured? (Depth that arrived after the object was placed: ``redo_depth`` then.)"""
+    from .geometry import RayAccumulator
+
+    tried = RayAccumulator(ray_stats).depth_tried
+    return sum(1 for t, s in sightings if depths.has(t, s)) > tried
+
+
 def redo_depth(ray_stats: list[float], sightings, depths: KeyframeDepths, noise: DepthNoise,
                pitch_rad: float = 0.0, camera_height_m: float | None = None):
     """An object's sums with their depth part recomputed from every sighting that has depth now:
     ``sightings`` are (tour_id, stamp_ns, pose, bbox, camera). Returns the new
-    geometry.RayAccumulator, or None when no more sightings have depth than were counted (nothing
-    to re-solve). Bearing and floor sums are kept as they are."""
+    geometry.RayAccumulator, or None when no more sightings have depth than were measured
+    (nothing to re-solve). Bearing and floor sums are kept as they are."""
     from .geometry import RayAccumulator
 
     old = RayAccumulator(ray_stats)
     sightings = [s for s in sightings if s[2] is not None and depths.has(s[0], s[1])]
-    if len(sightings) <= old.depth_n:
+    if len(sightings) <= old.depth_tried:
         return None
     acc = RayAccumulator(old.to_list()[: RayAccumulator.FORWARD_SIZE])
     for tour_id, stamp, pose, bbox, camera in sightings:
         add_depth_fix(acc, depths, tour_id, stamp, pose, bbox, camera, noise, pitch_rad, camera_height_m)
-    return acc if acc.depth_n > old.depth_n else None
+    return acc

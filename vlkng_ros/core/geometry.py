@@ -127,15 +127,16 @@ class RayAccumulator:
     fixes whose box the image border did not cut) follow.
     Lists of the older 10-value form read as having no floor rays, those of 10 or 20 values as
     having no forward sums (the check is skipped), those of 24 as having no depth, those of 32
-    (the first depth form) as having counted every fix's footprint."""
+    (the first depth form) as having counted every fix's footprint and measured no more sightings
+    than it has fixes."""
 
-    SIZE = 33
+    SIZE = 34
     BEARING_SIZE = 10
     FLOOR_SIZE = 20
     FORWARD_SIZE = 24
 
     def __init__(self, values: list[float] | None = None) -> None:
-        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, self.SIZE - 1, self.SIZE)
+        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, 32, 33, self.SIZE)
         v = list(values) if values and len(values) in sizes else []
         v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
@@ -158,8 +159,9 @@ class RayAccumulator:
         self.depth_n = v[29]  # depth fixes counted
         self.depth_width = v[30]  # sum of the footprint widths (m) of the fixes that saw the whole width
         self.depth_extent = v[31]  # sum of their footprint extents along the view (m)
-        self.depth_fp_n = v[32] if len(values or []) == self.SIZE else v[29]  # how many fixes those are
+        self.depth_fp_n = v[32] if len(values or []) >= 33 else v[29]  # how many fixes those are
         # (a box cut by the image border measures no width)
+        self.depth_tried = v[33] if len(values or []) >= 34 else v[29]  # sightings measured in depth, fix or not
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -216,7 +218,7 @@ class RayAccumulator:
         """The sums as stored with an object; without depth fixes the 24-value form of before
         (a memory built without depth is byte for byte what it was)."""
         v = self._values()
-        return v if self.has_depth else v[: self.FORWARD_SIZE]
+        return v if (self.has_depth or self.depth_tried) else v[: self.FORWARD_SIZE]
 
     def _values(self) -> list[float]:
         return [float(self.a[0, 0]), float(self.a[0, 1]), float(self.a[1, 1]), float(self.b[0]),
@@ -227,7 +229,8 @@ class RayAccumulator:
                 float(self.floor_w), float(self.forward_d[0]), float(self.forward_d[1]), float(self.forward_p),
                 float(self.forward_w), float(self.depth_info[0, 0]), float(self.depth_info[0, 1]),
                 float(self.depth_info[1, 1]), float(self.depth_rhs[0]), float(self.depth_rhs[1]),
-                float(self.depth_n), float(self.depth_width), float(self.depth_extent), float(self.depth_fp_n)]
+                float(self.depth_n), float(self.depth_width), float(self.depth_extent), float(self.depth_fp_n),
+                float(self.depth_tried)]
 
     @property
     def has_floor(self) -> bool:
