@@ -1,5 +1,6 @@
 """The operator's tools over real DDS: the web node's "Go there" (GoTo action -> the stand-in
-navigation server, feedback on the page, cancel), driven from the API and from a real browser."""
+navigation server, feedback on the page, cancel), driven from the API and from a real browser;
+the RViz markers, the GetFrame service and the Ask action."""
 
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ def ros_web(built_home, tmp_path_factory):
     spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
     try:
-        yield {"base": f"http://127.0.0.1:{web.server.port}", "memory": memory, "nav": stand_in, "web": web}
+        yield {"base": f"http://127.0.0.1:{web.server.port}", "memory": memory, "nav": stand_in, "web": web,
+               "ask": ask}
     finally:
         executor.shutdown()
         for n in (web, stand_in, nav, ask):
@@ -198,3 +200,151 @@ def test_status_counts_keyframes_from_the_topic(ros_web):
         assert wait_until(lambda: any("no pose" in w for w in _api(base, "/api/status")[1]["warnings"]), 10)
     finally:
         node.destroy_node()
+
+
+class ToolClient:
+    """A plain node with the clients an operator's tools use (RViz, Foxglove, a tablet)."""
+
+    def __init__(self) -> None:
+        from rclpy.action import ActionClient
+        from rclpy.qos import DurabilityPolicy, QoSProfile
+        from visualization_msgs.msg import MarkerArray
+        from vlkng_msgs.action import Ask as AskAction
+        from vlkng_msgs.srv import GetFrame
+
+        self.node = rclpy.create_node("operator_tools_client")
+        self.markers: list = []
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.node.create_subscription(MarkerArray, "markers", self.markers.append, latched)
+        self.get_frame = self.node.create_client(GetFrame, "get_frame")
+        self.ask = ActionClient(self.node, AskAction, "ask")
+        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+def _result(future, timeout_s: float = 30.0):
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    assert done.wait(timeout_s), "no answer in time"
+    return future.result()
+
+
+@pytest.fixture(scope="module")
+def tools(ros_web):
+    client = ToolClient()
+    yield client
+    client.close()
+
+
+def test_markers_show_every_placed_object_and_the_goal(ros_web, tools):
+    from visualization_msgs.msg import Marker
+    from vlkng_msgs.msg import GraphUpdate
+
+    from vlkng_ros.core.present import object_name
+
+    memory = ros_web["memory"]
+    assert wait_until(lambda: tools.markers, 10), "a late subscriber gets the latched markers"
+    placed = {o.id: o for o in memory.graph.iter_objects() if o.position}
+    last = tools.markers[-1].markers
+    assert last[0].action == Marker.DELETEALL
+    bodies = [m for m in last if m.type == Marker.CYLINDER]
+    texts = [m for m in last if m.type == Marker.TEXT_VIEW_FACING]
+    assert len(bodies) == len(texts) == len(placed)
+    assert {m.text for m in texts} == {object_name(o) for o in placed.values()}
+    by_label: dict[str, set] = {}
+    for m, t in zip(bodies, texts):
+        assert m.header.frame_id == "map" and m.scale.x > 0.1 and m.id == t.id
+        label = next(o.label for o in placed.values() if object_name(o) == t.text)
+        by_label.setdefault(label, set()).add((round(m.color.r, 3), round(m.color.g, 3), round(m.color.b, 3)))
+    assert all(len(c) == 1 for c in by_label.values())  # one colour per class
+    assert len({next(iter(c)) for c in by_label.values()}) > len(by_label) // 2  # classes differ
+    fridge = next(o for o in placed.values() if o.label == "fridge")
+    m = next(m for m, t in zip(bodies, texts) if t.text == object_name(fridge))
+    assert math.dist((m.pose.position.x, m.pose.position.y), fridge.position) < 1e-6
+    # the goal the earlier Go there drove to is drawn as an arrow
+    arrows = [m for m in last if m.type == Marker.ARROW and m.action == Marker.ADD]
+    assert arrows and math.dist((arrows[0].pose.position.x, arrows[0].pose.position.y), ros_web["nav"].goals[0]) < 1e-3
+    # every merge republishes them
+    n = len(tools.markers)
+    pub = tools.node.create_publisher(GraphUpdate, "graph_updates", 10)
+    assert wait_until(lambda: pub.get_subscription_count() > 0, 10)
+    pub.publish(GraphUpdate(chunk_id="home#000000"))
+    assert wait_until(lambda: len(tools.markers) > n, 10)
+
+
+def test_get_frame_returns_the_keyframe_jpeg_with_boxes(ros_web, tools):
+    import cv2
+    import numpy as np
+    from vlkng_msgs.srv import GetFrame
+
+    from vlkng_ros import conversions as conv
+    from vlkng_ros.core.present import boxes_in_frame
+
+    memory = ros_web["memory"]
+    assert tools.get_frame.wait_for_service(timeout_sec=10)
+    kf = next(k for k in memory.graph.keyframes() if boxes_in_frame(memory, k.tour_id, k.stamp_ns))
+    req = GetFrame.Request(tour_id=kf.tour_id, stamp=conv.time_from_ns(kf.stamp_ns), draw_boxes=False)
+    resp = _result(tools.get_frame.call_async(req))
+    assert resp.success and resp.image.format == "jpeg"
+    assert bytes(resp.image.data) == memory.frames.get(memory.frames.ref_for(kf.tour_id, kf.stamp_ns))
+    assert conv.ns_from_time(resp.image.header.stamp) == kf.stamp_ns
+    expected = boxes_in_frame(memory, kf.tour_id, kf.stamp_ns)
+    assert list(resp.box_object_ids) == [b["id"] for b in expected]
+    assert all(not name.startswith("obj-") for name in resp.box_labels)
+    assert resp.has_pose and abs(resp.pose.pose.position.x - kf.pose.x) < 1e-6
+    assert resp.where.startswith(f"tour {kf.tour_id}")
+    req.draw_boxes, req.max_side = True, 320
+    boxed = _result(tools.get_frame.call_async(req))
+    img = cv2.imdecode(np.frombuffer(bytes(boxed.image.data), np.uint8), cv2.IMREAD_COLOR)
+    assert boxed.success and max(img.shape[:2]) == 320
+    for tour, stamp in (("no-such-tour", kf.stamp_ns), (kf.tour_id, kf.stamp_ns + 1), ("../../etc", 1)):
+        bad = _result(tools.get_frame.call_async(GetFrame.Request(tour_id=tour, stamp=conv.time_from_ns(stamp))))
+        assert not bad.success and bad.message and not bad.image.data
+
+
+def test_ask_action_reports_stages_and_answers(ros_web, tools):
+    from vlkng_msgs.action import Ask as AskAction
+
+    assert tools.ask.wait_for_server(timeout_sec=10)
+    feedback: list = []
+    handle = _result(tools.ask.send_goal_async(AskAction.Goal(question="where is the fridge?"),
+                                               feedback_callback=lambda m: feedback.append(m.feedback)))
+    res = _result(handle.get_result_async()).result
+    assert res.success and res.found and "fridge" in res.target_name
+    assert res.frames and res.has_goal
+    assert json.loads(res.result_json)["frames"][0]["where"]["text"].startswith("tour ")
+    assert wait_until(lambda: len(feedback) >= 3, 5)
+    assert [f.stage_name for f in feedback] == ["understanding", "retrieving", "answering"]
+    assert [f.stage for f in feedback] == [AskAction.Feedback.UNDERSTANDING, AskAction.Feedback.RETRIEVING,
+                                           AskAction.Feedback.ANSWERING]
+
+
+def test_ask_action_can_be_canceled(ros_web, tools, monkeypatch):
+    """A slow retrieval (as a slow model would be) is canceled between stages."""
+    from vlkng_msgs.action import Ask as AskAction
+
+    engine = ros_web["ask"].engine
+    slow = engine._retrieve
+
+    def slow_retrieve(*a, **k):
+        time.sleep(1.5)
+        return slow(*a, **k)
+
+    monkeypatch.setattr(engine, "_retrieve", slow_retrieve)
+    feedback: list = []
+    handle = _result(tools.ask.send_goal_async(AskAction.Goal(question="where is the sofa?"),
+                                               feedback_callback=lambda m: feedback.append(m.feedback.stage_name)))
+    assert wait_until(lambda: "retrieving" in feedback, 10)
+    _result(handle.cancel_goal_async())
+    outcome = _result(handle.get_result_async())
+    from action_msgs.msg import GoalStatus
+
+    assert outcome.status == GoalStatus.STATUS_CANCELED
+    assert not outcome.result.success and outcome.result.message == "canceled"
+    assert "answering" not in feedback

@@ -427,3 +427,102 @@ def ask_result_from_msg(response: Any) -> AskResult:
                      timings_s=dict(zip(response.timing_stages, response.timing_seconds)),
                      prompt_tokens=dict(zip(response.token_stages, response.token_counts)),
                      mode=response.resolved_mode)
+
+
+# --- operator tools: RViz markers, GetFrame, the Ask action ---------------------------------
+MARKER_NS_OBJECTS = "vlkng_objects"
+MARKER_NS_LABELS = "vlkng_labels"
+MARKER_NS_GOAL = "vlkng_goal"
+OBJECT_HEIGHT_M = 0.4  # drawn height of an object's cylinder (the memory holds floor positions)
+
+
+def object_markers(nodes: Iterable[ObjectNode], goal: PoseStamped | None, stamp_ns: int,
+                   frame_id: str = "map") -> Any:
+    """A MarkerArray: each placed object as a cylinder (footprint-sized, coloured by class) and a
+    text label (readable name) above it, plus the current goal as an arrow; a DELETEALL first so
+    objects consolidated away disappear. Marker ids are stable per object (hash of its id)."""
+    import zlib
+
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    from .core.present import class_colour, footprint_m, object_name
+
+    out = MarkerArray()
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id = frame_id
+    out.markers.append(clear)
+    stamp = time_from_ns(stamp_ns)
+    for node in nodes:
+        if node.position is None:
+            continue
+        mid = zlib.crc32(node.id.encode()) & 0x7FFFFFFF
+        r, g, b = (c / 255.0 for c in class_colour(node.label))
+        size = footprint_m(node)
+        body = Marker(ns=MARKER_NS_OBJECTS, id=mid, type=Marker.CYLINDER, action=Marker.ADD)
+        body.header.frame_id, body.header.stamp = frame_id, stamp
+        body.pose.position.x, body.pose.position.y = float(node.position[0]), float(node.position[1])
+        body.pose.position.z = OBJECT_HEIGHT_M / 2
+        body.pose.orientation.w = 1.0
+        body.scale.x = body.scale.y = float(size)
+        body.scale.z = OBJECT_HEIGHT_M
+        body.color.r, body.color.g, body.color.b, body.color.a = r, g, b, 0.6
+        text = Marker(ns=MARKER_NS_LABELS, id=mid, type=Marker.TEXT_VIEW_FACING, action=Marker.ADD)
+        text.header = body.header
+        text.pose.position.x, text.pose.position.y = body.pose.position.x, body.pose.position.y
+        text.pose.position.z = OBJECT_HEIGHT_M + 0.25
+        text.pose.orientation.w = 1.0
+        text.scale.z = 0.25
+        text.color.r = text.color.g = text.color.b = text.color.a = 1.0
+        text.text = object_name(node)
+        out.markers += [body, text]
+    if goal is not None:
+        arrow = Marker(ns=MARKER_NS_GOAL, id=0, type=Marker.ARROW, action=Marker.ADD)
+        arrow.header.frame_id, arrow.header.stamp = goal.header.frame_id or frame_id, stamp
+        arrow.pose = goal.pose
+        arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.8, 0.15, 0.15
+        arrow.color.r, arrow.color.a = 1.0, 1.0
+        out.markers.append(arrow)
+    return out
+
+
+def frame_response(memory: Any, request: Any, response: Any) -> Any:
+    """Fill a GetFrame.Response from the memory's frame store (see srv/GetFrame.srv)."""
+    from .core.present import boxes_in_frame, frame_jpeg, frame_where
+
+    stamp_ns = ns_from_time(request.stamp)
+    try:
+        data = frame_jpeg(memory, request.tour_id, stamp_ns, bool(request.draw_boxes),
+                          list(request.highlight_ids), int(request.max_side))
+    except (ValueError, FileNotFoundError) as e:
+        response.success, response.message = False, f"no keyframe {request.tour_id!r} at {stamp_ns}: {e}"
+        return response
+    response.success, response.message = True, "ok"
+    response.image.header.stamp = time_from_ns(stamp_ns)
+    response.image.header.frame_id = "map"
+    response.image.format = "jpeg"
+    response.image.data = data
+    boxes = boxes_in_frame(memory, request.tour_id, stamp_ns)
+    response.boxes = [_box_msg(request.tour_id, stamp_ns, b["bbox"]) for b in boxes]
+    response.box_object_ids = [b["id"] for b in boxes]
+    response.box_labels = [b["name"] for b in boxes]
+    where = frame_where(memory, request.tour_id, stamp_ns)
+    kf = memory.graph.get_keyframe(request.tour_id, stamp_ns)
+    response.has_pose = bool(kf and kf.pose)
+    if kf and kf.pose:
+        response.pose = pose_to_msg(kf.pose, stamp_ns)
+    response.place, response.where = where["place"], where["text"]
+    return response
+
+
+def ask_action_result(result: AskResult, payload: dict[str, Any], action_result: Any, service_type: Any) -> Any:
+    """Fill an Ask action result: every field it shares with the Ask service's response (filled
+    by ``ask_result_to_msg``), the target's readable name, and the whole result as JSON."""
+    import json
+
+    response = ask_result_to_msg(result, service_type.Response())
+    for name in action_result.get_fields_and_field_types():
+        if name in response.get_fields_and_field_types():
+            setattr(action_result, name, getattr(response, name))
+    action_result.target_name = payload.get("target_name", "")
+    action_result.result_json = json.dumps(payload, default=str)
+    return action_result

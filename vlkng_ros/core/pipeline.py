@@ -29,7 +29,7 @@ from .images import decode_image, encode_depth_png, encode_jpeg
 from .llm.base import LLM
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, Keyframe, Pose, chunk_id
-from .perception.base import ChunkInput, PerceptionError, Perceiver
+from .perception.base import ChunkInput, PerceptionError, PerceptionUnavailable, Perceiver
 from .poses import TfPoses, TopicPoses, choose_source
 from .stoa import MergeReport, StoaMerger
 from .stores.frame_store import validate_tour_id
@@ -231,12 +231,32 @@ class BuildReport:
     objects_moved: int = 0
     warnings: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    chunks_queued: int = 0  # left for the next build because the backend stopped
     stoa_shortlist_mean: float = 0.0
     stoa_shortlist_max: int = 0
     read_errors: list[str] = field(default_factory=list)
+    perception_backend: str = ""
+    perception_model: str = ""
+    chunk_latency_s: list[float] = field(default_factory=list)  # model time of each chunk perceived now
+    input_tokens: int = 0  # as the model server counted them, over the chunks perceived now
+    output_tokens: int = 0
+    backend_stopped: str = ""  # why perception stopped (circuit breaker), empty when it did not
+    has_geometry: bool = True  # False when no keyframe of the tour has a pose
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def perception_line(self) -> str:
+        """One line a user reads: model latency and tokens per chunk (empty when none ran now)."""
+        lat = self.chunk_latency_s
+        if not lat:
+            return ""
+        n = len(lat)
+        tokens = (f", {self.input_tokens / n:.0f} input + {self.output_tokens / n:.0f} output tokens/chunk"
+                  if self.input_tokens or self.output_tokens else ", tokens not reported by the backend")
+        return (f"perception: {n} chunks by {self.perception_backend} {self.perception_model}: "
+                f"{float(np.mean(lat)):.2f} s/chunk mean, {float(np.median(lat)):.2f} median, "
+                f"{max(lat):.2f} max{tokens}")
 
 
 def tour_pose_lookup(tour: "Tour", cfg: VlkngConfig) -> tuple[str, Callable[[int, str], Pose | None]]:
@@ -291,14 +311,14 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
     if tour_id:
         validate_tour_id(tour_id)
     if not isinstance(tour, Tour):
-        tour = Tour.open(tour, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic),
-                         depth=cfg.depth)
+        tour = open_tour(tour, cfg)
     graph = memory.graph
     tour.tour_id = resolve_tour_id(graph, tour, tour_id)
     report = BuildReport(tour.tour_id)
     graph.set_meta(f"tour_path:{tour.tour_id}", str(Path(tour.path).resolve()))
     if perceiver is None:
         perceiver = make_perceiver(cfg, annotations=tour.annotations)
+    report.perception_backend = getattr(perceiver, "name", "")
     camera = tour.camera_model(cfg.capture.camera_hfov_deg)
     builder = MemoryBuilder(memory, cfg, perceiver, camera, llm, block_on_depth=True)
     builder.set_camera(tour.tour_id, camera)
@@ -348,19 +368,39 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
     shortlist: list[int] = []
     perceive_s = merge_s = 0.0
     last_print = time.perf_counter()
+    report.has_geometry = any(kf.pose is not None for kf in keyframes) or not keyframes
+    if not report.has_geometry:
+        log.warning("%s: no keyframe has a pose (pose topic %s): the memory has no geometry, so "
+                    "objects get no positions and answers no goal poses; objects are told apart by "
+                    "place and time only", tour.tour_id, tour.pose_topic)
     for i, kfs in enumerate(chunks):
         if chunk_id(tour.tour_id, kfs[0].index) in merged:
             report.chunks_skipped += 1
             continue
+        if report.backend_stopped and not builder.chunk_path(tour.tour_id, kfs[0].index).exists():
+            report.chunks_queued += 1  # already perceived ones still merge below
+            continue
         ta = time.perf_counter()
+        cached = builder.chunk_path(tour.tour_id, kfs[0].index).exists()
         try:
             cg = builder.perceive(tour.tour_id, kfs)
+        except PerceptionUnavailable as e:
+            report.backend_stopped = str(e)
+            report.chunks_queued += 1
+            log.error("%s: perception stopped at chunk %d: %s", tour.tour_id, kfs[0].index, e)
+            continue
         except PerceptionError as e:
             report.chunks_failed += 1
             log.error("%s chunk %d: perception failed (%s); it stays queued for the next build",
                       tour.tour_id, kfs[0].index, e)
             continue
         tb = time.perf_counter()
+        cost = cg.perception
+        if not cached and cost.get("calls"):  # perceived now by a model (not the cache, not annotations)
+            report.chunk_latency_s.append(float(cost.get("seconds") or 0.0))
+            report.input_tokens += int(cost.get("input_tokens") or 0)
+            report.output_tokens += int(cost.get("output_tokens") or 0)
+            report.perception_model = str(cost.get("model") or report.perception_model)
         mr = builder.merge(cg)
         perceive_s += tb - ta
         merge_s += time.perf_counter() - tb
@@ -377,6 +417,12 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
             last_print = time.perf_counter()
             _say(True, f"{tour.tour_id}: chunk {i + 1}/{len(chunks)} "
                        f"({graph.count_objects()} objects so far)")
+    if report.backend_stopped:
+        log.error("%s: %d chunks stay queued (keyframes are stored); fix the backend and run build "
+                  "again to perceive them", tour.tour_id, report.chunks_queued)
+    line = report.perception_line()
+    if line:
+        _say(progress, f"{tour.tour_id}: {line}")
     report.seconds["perceive"] = perceive_s
     report.seconds["merge"] = merge_s
     report.seconds["total"] = time.perf_counter() - t0
@@ -384,6 +430,14 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
         report.stoa_shortlist_mean = float(np.mean(shortlist))
         report.stoa_shortlist_max = int(max(shortlist))
     return report
+
+
+def open_tour(path: "str | Path", cfg: VlkngConfig) -> "Tour":
+    """A tour folder opened with the configured image and pose topics."""
+    from .tour import Tour
+
+    return Tour.open(path, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic),
+                     depth=cfg.depth)
 
 
 def _abs_topic(name: str) -> str:
