@@ -226,3 +226,23 @@ def test_position_re_solved_when_depth_arrives_later():
     assert 2.0 < math.hypot(x, y) < 2.0 + 0.75 and var < 0.1
     # nothing more to add: a second pass changes nothing
     assert dp.redo_depth(new.to_list(), sightings, depths, dp.DepthNoise()) is None
+
+
+def test_cloud_moved_into_the_camera_by_tf():
+    """A LiDAR 0.3 m above and 0.1 m behind a camera_link (body frames, x forward): a point 2 m
+    ahead of the LiDAR and 0.5 m to its left is 1.9 m ahead of the camera, 0.3 m above it and
+    0.5 m left, i.e. in the optical frame (x right, y down, z forward) (-0.5, -0.3, 1.9), whether
+    the image names camera_link (turned here) or its optical frame (turned by TF)."""
+    from vlkng_ros.core.tf import TransformBuffer
+    from vlkng_ros.core.tour import cloud_to_camera
+
+    tf = TransformBuffer(cache_s=None)
+    tf.set_transform("base_link", "camera_link", 0, (0.2, 0.0, 1.0), (0, 0, 0, 1), static=True)
+    tf.set_transform("base_link", "lidar", 0, (0.1, 0.0, 1.3), (0, 0, 0, 1), static=True)
+    tf.set_transform("camera_link", "camera_optical_frame", 0, (0, 0, 0), (-0.5, 0.5, -0.5, 0.5), static=True)
+    for frame in ("camera_link", "camera_optical_frame"):
+        rot, trans = cloud_to_camera(tf, frame, "lidar", 10)
+        p = dp.transform_points(np.array([[2.0, 0.5, 0.0]]), rot, trans)[0]
+        assert p == pytest.approx([-0.5, -0.3, 1.9], abs=1e-6), frame
+    with pytest.raises(ValueError, match="no transform"):
+        cloud_to_camera(tf, "camera_link", "radar", 10)
