@@ -246,3 +246,17 @@ def test_cloud_moved_into_the_camera_by_tf():
         assert p == pytest.approx([-0.5, -0.3, 1.9], abs=1e-6), frame
     with pytest.raises(ValueError, match="no transform"):
         cloud_to_camera(tf, "camera_link", "radar", 10)
+
+
+def test_camera_height_from_the_floor_in_the_depth_image():
+    """A level camera 1.2 m above a floor sees, in each lower row v, the floor at depth
+    fy * 1.2 / (v - cy); with a box standing in part of the view the floor still dominates."""
+    rows = np.arange(CAM.height)[:, None] + 0.5
+    with np.errstate(divide="ignore"):
+        d = np.where(rows > CAM.cy, CAM.fy * 1.2 / (rows - CAM.cy), np.nan) * np.ones((1, CAM.width))
+    d = d.astype(np.float32)
+    d[300:480, 100:250] = 1.5  # a box in front
+    d += np.random.default_rng(1).normal(0, 0.01, d.shape).astype(np.float32)
+    assert dp.floor_height(d, CAM) == pytest.approx(1.2, abs=0.03)
+    assert dp.floor_height(d[::2, ::2], CAM) == pytest.approx(1.2, abs=0.03)
+    assert dp.floor_height(np.full((480, 640), 1.5, np.float32), CAM) is None  # a wall of furniture

@@ -253,6 +253,29 @@ def _near_mode(z: np.ndarray, noise: DepthNoise) -> tuple[float, float]:
     return float(edges[lo]), float(edges[hi + 1])
 
 
+def floor_height(depth: np.ndarray, camera: CameraModel, min_share: float = 0.3) -> float | None:
+    """The height (m) of a level camera above the floor, from the lower image of its depth: each
+    reading there lies (v - cy) / fy * z below the optical axis, and the floor, most of what the
+    lower image shows, piles those up at one height. None when no height holds ``min_share`` of
+    the readings within 3 cm (the view is all furniture, or the camera is not level)."""
+    h = depth.shape[0]
+    sy = h / float(camera.height)
+    start = int((camera.cy + 0.25 * (camera.height - camera.cy)) * sy)
+    rows = slice(start, h, max(1, (h - start) // 40))
+    region = depth[rows, :: max(1, depth.shape[1] // 80)]
+    v = (np.arange(h)[rows][: region.shape[0]] + 0.5) / sy
+    below = ((v - camera.cy) / camera.fy)[:, None] * region
+    below = below[np.isfinite(below) & (below > 0.1) & (below < 3.0)]
+    if below.size < 50:
+        return None
+    counts, edges = np.histogram(below, bins=np.arange(0.1, 3.0 + 0.01, 0.01))
+    k = int(np.argmax(counts))
+    near = np.abs(below - 0.5 * (edges[k] + edges[k + 1])) < 0.03
+    if near.sum() < min_share * below.size:
+        return None
+    return float(np.median(below[near]))
+
+
 # --- point clouds --------------------------------------------------------------------------
 # sensor_msgs/PointField datatypes -> numpy kinds
 POINT_FIELD_TYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 8: "f8"}
@@ -329,6 +352,7 @@ class KeyframeDepths:
         self.frames = frames
         self.capacity = capacity
         self._cache: dict[tuple[str, int], np.ndarray] = {}
+        self._heights: dict[tuple[str, int], float | None] = {}
 
     def get(self, tour_id: str, stamp_ns: int) -> np.ndarray | None:
         key = (tour_id, int(stamp_ns))
@@ -347,6 +371,18 @@ class KeyframeDepths:
             self._cache[key] = depth
         return depth
 
+    def camera_height(self, tour_id: str, stamp_ns: int, camera: CameraModel) -> float | None:
+        """The camera's height above the floor seen in this keyframe's depth (``floor_height``)."""
+        key = (tour_id, int(stamp_ns))
+        if key not in self._heights:
+            depth = self.get(tour_id, stamp_ns)
+            if depth is None:
+                return None
+            self._heights[key] = floor_height(depth, camera)
+            if len(self._heights) > 4 * self.capacity:
+                self._heights.pop(next(iter(self._heights)))
+        return self._heights[key]
+
     def has(self, tour_id: str, stamp_ns: int) -> bool:
         return (tour_id, int(stamp_ns)) in self._cache or self.frames.has_depth(tour_id, stamp_ns)
 
@@ -360,6 +396,8 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     if depth is None:
         return None
     acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
+    if not camera_height_m:  # not given nor estimated yet: the floor in this very depth image
+        camera_height_m = depths.camera_height(tour_id, stamp_ns, camera)
     fix = object_depth(depth, bbox, camera, noise, camera_height_m)
     if fix is None:
         return None

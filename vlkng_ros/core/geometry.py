@@ -343,3 +343,11 @@ def fuse(p1: tuple[float, float], v1: float, p2: tuple[float, float], v2: float)
     x = (w1 * p1[0] + w2 * p2[0]) / (w1 + w2)
     y = (w1 * p1[1] + w2 * p2[1]) / (w1 + w2)
     return (x, y), 1.0 / (w1 + w2)
+
+
+def object_footprint(ray_stats: list[float]) -> tuple[float, float] | None:
+    """An object's footprint measured by depth, (width across the views, extent along them) in
+    metres, from its stored sums (``ObjectNode.ray_stats``); None when depth never saw all of
+    it. For the goal stand-off: a robot sent to a 2 m sofa stops outside it, not 0.15 m from its
+    centre."""
+    return RayAccumulator(ray_stats).footprint() if ray_stats else None
