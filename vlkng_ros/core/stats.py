@@ -25,7 +25,9 @@ def depth_stats(memory, objects: list) -> dict:
     placed = [o for o in objects if o.ray_stats and RayAccumulator(o.ray_stats).has_depth]
     keyframes = memory.graph.keyframes()
     with_depth = sum(1 for kf in keyframes if memory.frames.has_depth(kf.tour_id, kf.stamp_ns))
-    return {"depth_placed_objects": len(placed), "keyframes_with_depth": with_depth,
-            "depth_placed": [{"id": o.id, "label": o.label,
-                              "footprint_m": [round(v, 2) for v in RayAccumulator(o.ray_stats).footprint()]}
-                             for o in sorted(placed, key=lambda o: o.id)]}
+    out = []
+    for o in sorted(placed, key=lambda o: o.id):
+        footprint = RayAccumulator(o.ray_stats).footprint()  # None when every view was cut by the border
+        out.append({"id": o.id, "label": o.label,
+                    "footprint_m": [round(v, 2) for v in footprint] if footprint else None})
+    return {"depth_placed_objects": len(placed), "keyframes_with_depth": with_depth, "depth_placed": out}

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..calibration import CameraHeightCalibrator
 from ..config import VlkngConfig
+from ..depth import KeyframeDepths, add_depth_fix
 from ..geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border, ray_for
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -91,6 +92,9 @@ class Associator:
         self._cameras: dict[str, CameraModel] = {}
         self.emb = EmbeddingCache(lambda ts: memory.text_embedder.embed_texts(ts))
         self.lexicon = make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir)
+        # depth where the robot has it: each sighting in a keyframe with stored depth adds a fix
+        self.depths = KeyframeDepths(memory.frames) if cfg.depth.enabled else None
+        self.depth_noise = cfg.depth.noise()
 
     @property
     def camera_height(self) -> float | None:
@@ -134,10 +138,17 @@ class Associator:
                                      pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(angular_width(cam, box))
+                    if self.depths is not None:
+                        add_depth_fix(rays, self.depths, chunk.tour_id, stamp, kf.pose, box, cam,
+                                      self.depth_noise, pitch, self.camera_height)
             est = rays.solve(self.camera_height)
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
-            extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
-                if est else 0.0  # rough width of the object (m): angular width times range
+            footprint = rays.footprint()
+            if footprint is not None:  # measured by depth
+                extent = footprint[0]
+            else:  # rough width of the object (m): angular width times range
+                extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
+                    if est else 0.0
             news.append(NewObject(o, v, lv, est[0] if est else None, est[1] if est else 0.0, dict(places), rays,
                                   extent, views))
         return news
