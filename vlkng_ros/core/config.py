@@ -31,6 +31,9 @@ class CaptureConfig:
     novelty_threshold: float = _f(0.18, "Keep a frame when its thumbnail differs this much (0-1).")
     blur_threshold: float = _f(15.0, "Reject frames whose Laplacian variance is below this.")
     pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
+    pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
+                                  "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
+    map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
@@ -39,36 +42,72 @@ class CaptureConfig:
                                       "floor-contact ranging.")
 
 
+_MODEL_HELP = (" (openai: the name the server serves, e.g. an Ollama tag; gemini: a Gemini model; transformers: "
+               "a Hugging Face id or local folder). Empty = the backend's default, see docs/MODELS.md.")
+_ENDPOINT_FIELDS = {
+    "api_key_env": ("", "Environment variable holding the API key (empty = OPENAI_API_KEY for openai, "
+                        "GEMINI_API_KEY for gemini; local servers need none)."),
+    "base_url": ("", "Server URL. openai: e.g. http://localhost:11434/v1 (Ollama), :8000/v1 (vLLM), "
+                     ":8080/v1 (llama.cpp), :1234/v1 (LM Studio); empty = Ollama's. gemini: override "
+                     "the endpoint (proxies, tests)."),
+    "connect_timeout_s": (5.0, "Give up connecting to the server after this long (s): an unreachable "
+                               "server is reported in seconds, not after the full request timeout."),
+    "structured_output": ("auto", "openai: auto (json_schema, falling back to json_object, then to the schema "
+                                  "in the prompt when the server rejects it) | json_schema | json_object | none."),
+    "breaker_failures": (3, "Stop the backend after this many connection failures in a row (a rejected key or "
+                            "unknown model stops it at once); its chunks stay queued for the next build/run."),
+    "breaker_reset_s": (60.0, "A stopped backend is tried again after this long (s; live runs)."),
+}
+
+
 @dataclass
 class PerceptionConfig:
-    backend: str = _f("annotations", "VLM backend: annotations | gemini | transformers.")
+    backend: str = _f("auto", "VLM backend: auto | annotations | openai | gemini | transformers. auto: a "
+                              "tour with annotations.jsonl uses annotations (simulated perception); "
+                              "anything else the openai backend when perception.base_url is set; "
+                              "otherwise build stops with an instruction.")
     noise: float = _f(1.0, "annotations backend: scale of simulated perception noise (0 = exact).")
     seed: int = _f(0, "annotations backend: noise seed.")
     miss_rate: float = _f(0.08, "annotations: probability a detection is missed (at noise 1).")
     synonym_rate: float = _f(0.25, "annotations: probability a label is replaced by a synonym.")
     attribute_error_rate: float = _f(0.1, "annotations: probability an attribute is wrong.")
     box_jitter: float = _f(0.05, "annotations: box jitter as a fraction of box size.")
-    model: str = _f("gemini-2.5-flash", "Model name (gemini) or local path/id (transformers).")
-    api_key_env: str = _f("GEMINI_API_KEY", "Environment variable holding the Gemini API key.")
-    base_url: str = _f("", "Override the Gemini endpoint (tests, proxies). Empty = default.")
-    timeout_s: float = _f(60.0, "Per-request timeout (s).")
-    max_retries: int = _f(4, "Retries on 429/5xx/timeouts/invalid output, with backoff.")
+    model: str = _f("", "VLM" + _MODEL_HELP)
+    api_key_env: str = _f(*_ENDPOINT_FIELDS["api_key_env"])
+    base_url: str = _f(*_ENDPOINT_FIELDS["base_url"])
+    timeout_s: float = _f(120.0, "Per-request timeout (s): one chunk of keyframes, prompt to last token.")
+    connect_timeout_s: float = _f(*_ENDPOINT_FIELDS["connect_timeout_s"])
+    max_retries: int = _f(2, "Retries on 429/5xx/timeouts/invalid output, with backoff.")
     retry_backoff_s: float = _f(1.0, "First retry delay (s); doubles each retry, with jitter.")
     temperature: float = _f(0.1, "Sampling temperature for graph extraction (paper: 0.1).")
+    max_output_tokens: int = _f(4096, "Longest answer asked of the VLM per chunk (tokens).")
+    structured_output: str = _f(*_ENDPOINT_FIELDS["structured_output"])
+    breaker_failures: int = _f(*_ENDPOINT_FIELDS["breaker_failures"])
+    breaker_reset_s: float = _f(*_ENDPOINT_FIELDS["breaker_reset_s"])
+    image_max_side: int = _f(0, "Downscale keyframes so the longer side is at most this before sending "
+                                "(0 = the backend's choice: 1280 for servers, the model's own size for transformers).")
     device: str = _f("", "transformers backend: torch device (empty = embeddings.device).")
+    dtype: str = _f("auto", "transformers backend: auto (float16 on CUDA - Turing GPUs have no bfloat16 - "
+                            "float32 on CPU) | float16 | bfloat16 | float32.")
+    load_in_4bit: bool = _f(False, "transformers backend: load the VLM in 4 bit (needs bitsandbytes and CUDA).")
     max_concurrency: int = _f(2, "Chunks perceived in parallel.")
 
 
 @dataclass
 class LLMConfig:
-    backend: str = _f("none", "LLM for STOA judging and answering: none | gemini | transformers.")
-    model: str = _f("gemini-2.5-flash", "Model name or local path.")
-    api_key_env: str = _f("GEMINI_API_KEY", "Environment variable holding the API key.")
-    base_url: str = _f("", "Override the endpoint. Empty = default.")
+    backend: str = _f("none", "LLM for STOA judging and answering: none | openai | gemini | transformers.")
+    model: str = _f("", "LLM" + _MODEL_HELP)
+    api_key_env: str = _f(*_ENDPOINT_FIELDS["api_key_env"])
+    base_url: str = _f(*_ENDPOINT_FIELDS["base_url"])
     timeout_s: float = _f(30.0, "Per-request timeout (s).")
+    connect_timeout_s: float = _f(*_ENDPOINT_FIELDS["connect_timeout_s"])
     max_retries: int = _f(3, "Retries with backoff.")
     retry_backoff_s: float = _f(1.0, "First retry delay (s); doubles each retry, with jitter.")
     temperature: float = _f(0.7, "Sampling temperature for answering (paper: 0.7).")
+    max_output_tokens: int = _f(1024, "Longest answer asked of the LLM (tokens).")
+    structured_output: str = _f(*_ENDPOINT_FIELDS["structured_output"])
+    breaker_failures: int = _f(*_ENDPOINT_FIELDS["breaker_failures"])
+    breaker_reset_s: float = _f(*_ENDPOINT_FIELDS["breaker_reset_s"])
     device: str = _f("auto", "transformers backend: torch device (auto = cuda if available).")
 
 
@@ -116,8 +155,63 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
+                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
                                       "seen from, facing it (the planner's goal tolerance finds the free spot).")
+
+
+@dataclass
+class DepthConfig:
+    enabled: bool = _f(True, "Use depth where the robot has it (aligned depth image and/or point cloud); "
+                             "false = bearings and floor contact only, as without depth.")
+    topic: str = _f("camera/aligned_depth_to_color/image_raw",
+                    "Depth registered to the colour image: sensor_msgs/Image 16UC1 (mm) or 32FC1 (m), or a "
+                    "compressedDepth CompressedImage (relative name; empty = none).")
+    cloud_topic: str = _f("", "sensor_msgs/PointCloud2 (a 3D LiDAR or depth cloud), projected into the camera; "
+                              "empty = none.")
+    cloud_frame_to_camera: str = _f("", "Cloud frame -> camera optical frame as 'x y z qx qy qz qw' (m, "
+                                        "quaternion) when TF does not give it; empty = the cloud is in the "
+                                        "optical frame.")
+    max_offset_ms: float = _f(20.0, "A depth frame belongs to the colour frame stamped within this (ms).")
+    store_scale: int = _f(2, "Keyframe depth is stored (16-bit PNG) at 1/store_scale of its size (1 = full).")
+    noise_base_m: float = _f(0.003, "Depth noise model sigma = base + quadratic * z^2: the base (m).")
+    noise_quadratic: float = _f(0.006, "Depth noise model: the quadratic term (1/m); RealSense D435-class.")
+    min_range_m: float = _f(0.2, "Depth readings nearer than this are no reading (m).")
+    max_range_m: float = _f(8.0, "Depth readings farther than this are no reading (m).")
+
+    def cloud_transform(self):
+        """(3x3 rotation, translation) of ``cloud_frame_to_camera``; ValueError naming what is wrong."""
+        import numpy as np
+
+        from .depth import quaternion_matrix
+
+        text = self.cloud_frame_to_camera.replace(",", " ").strip()
+        if not text:
+            return np.eye(3), np.zeros(3)
+        try:
+            v = [float(x) for x in text.split()]
+        except ValueError:
+            v = []
+        if len(v) != 7:
+            raise ValueError(f"depth.cloud_frame_to_camera {self.cloud_frame_to_camera!r}: expected 'x y z qx qy qz qw'")
+        return quaternion_matrix(*v[3:]), np.array(v[:3])
+
+    def noise(self):
+        from .depth import DepthNoise
+
+        return DepthNoise(self.noise_base_m, self.noise_quadratic, self.min_range_m, self.max_range_m)
+
+
+@dataclass
+class WebConfig:
+    host: str = _f("127.0.0.1", "Interface the tablet web app binds to (0.0.0.0: every interface, e.g. the "
+                                "robot's Wi-Fi; the access token is required either way).")
+    port: int = _f(8080, "TCP port of the tablet web app.")
+    token: str = _f("", "Access token every web request must carry. Empty: read $VLKNG_WEB_TOKEN, else "
+                        "generate one on first start, print it once and keep it in <memory>/web_token (0600).")
+    status_period_s: float = _f(1.0, "Live status is pushed to the page this often (s).")
+    max_history: int = _f(50, "Questions and answers kept in the session history shown on the page.")
 
 
 @dataclass
@@ -125,6 +219,7 @@ class VlkngConfig:
     chunk_size: int = _f(8, "Keyframes per VLM call, b (paper: 8 is best).")
     image_topic: str = _f("camera/image_raw/compressed", "Camera topic (relative name).")
     pose_topic: str = _f("pose", "PoseWithCovarianceStamped topic from SLAM (relative name).")
+    odom_topic: str = _f("odom", "nav_msgs/Odometry topic, the last pose fallback (relative name).")
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     perception: PerceptionConfig = field(default_factory=PerceptionConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
@@ -132,6 +227,8 @@ class VlkngConfig:
     stores: StoreConfig = field(default_factory=StoreConfig)
     embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     ask: AskConfig = field(default_factory=AskConfig)
+    depth: DepthConfig = field(default_factory=DepthConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     # ----------------------------------------------------------------------------------------
     def iter_parameters(self) -> Iterator[tuple[str, Any, str]]:
@@ -215,4 +312,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             cfg.update({k: v for k, v in params.items() if k not in ROS_SKIP}, strict=False)
     if overrides:
         cfg.update(overrides)
+    from .stores._common import validate_namespace
+
+    validate_namespace(cfg.stores.namespace)  # names are checked before any work starts
     return cfg
