@@ -31,7 +31,9 @@ def build_test_interfaces() -> str:
 
     root = Path(__file__).resolve().parents[1]
     src = root / "test" / "interfaces"
-    base = root / "build" / "test-interfaces"
+    # one build per ROS distro venv (.venv: Kilted, .venv-jazzy: Jazzy): their libraries differ
+    distro = os.environ.get("VLKNG_ROS_DISTRO", "kilted")
+    base = root / "build" / ("test-interfaces" if distro == "kilted" else f"test-interfaces-{distro}")
     install = base / "install"
     digest = hashlib.sha1()
     for f in sorted(p for pkg in TEST_INTERFACES for p in (src / pkg).rglob("*") if p.is_file()):
