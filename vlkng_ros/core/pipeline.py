@@ -95,7 +95,7 @@ class MemoryBuilder:
             except (ValueError, KeyError, TypeError) as e:
                 log.warning("cached chunk %s unreadable (%s): perceiving again", path, e)
         if self.perceiver is None:
-            raise PerceptionError("no perception backend configured")
+            raise PerceptionUnavailable("no perception backend configured (see docs/MODELS.md)")
         images: list[np.ndarray | None] = []
         for kf in keyframes:
             try:
