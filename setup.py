@@ -10,6 +10,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    package_data={f"{PACKAGE}.web": ["static/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -17,7 +18,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
     ],
     install_requires=["setuptools"],
-    zip_safe=True,
+    zip_safe=False,
     maintainer="vlkng maintainers",
     maintainer_email="maintainers@vlkng.dev",
     description="Persistent spatiotemporal knowledge-graph memory for ROS 2 robots (VL-KnG).",
@@ -32,6 +33,7 @@ setup(
             "vlkng_merger = vlkng_ros.nodes.merger:main",
             "vlkng_ask_server = vlkng_ros.nodes.ask_server:main",
             "vlkng_navigator = vlkng_ros.nodes.navigator:main",
+            "vlkng_web = vlkng_ros.nodes.web:main",
         ],
     },
 )

@@ -30,14 +30,12 @@ import shutil
 import statistics
 import sys
 import time
-from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vlkng_ros.core.config import VlkngConfig  # noqa: E402
 from vlkng_ros.core.memory import Memory  # noqa: E402
-from vlkng_ros.eval.metrics import match_observations  # noqa: E402
 
 BIG_M = 1.0
 
@@ -79,36 +77,10 @@ def resolve_position(mem: Memory, node) -> tuple[tuple[float, float], float] | N
 
 
 def node_errors(tour: Path, mem_dir: Path, resolve: bool) -> list[dict]:
-    from vlkng_ros.core.tour import Tour
+    from vlkng_ros.eval.metrics import position_errors
 
-    world = json.loads((tour / "world.json").read_text())
-    gt = {o["gt_track"]: o for o in world["objects"]}
-    t = Tour.open(tour)
-    rows = []
     with Memory.open(mem_dir, VlkngConfig()) as mem:
-        nodes = {n.id: n for n in mem.graph.iter_objects()}
-        pairs = match_observations(nodes.values(), {t.tour_id: t.annotations})
-        per_gt: dict[str, Counter] = defaultdict(Counter)
-        for node_id, track in pairs:
-            per_gt[track][node_id] += 1
-        for track, counts in per_gt.items():
-            if track not in gt:
-                continue
-            o = gt[track]
-            node_id, n_main = counts.most_common(1)[0]
-            node = nodes[node_id]
-            pos, var = node.position, node.position_var
-            if resolve:
-                est = resolve_position(mem, node)
-                pos, var = (est if est else (None, None))
-            if pos is None:
-                continue
-            err = math.dist(pos, o["xy"])
-            rows.append({"track": track, "label": o["label"], "size": max(o["size_m"][:2]),
-                         "big": max(o["size_m"][:2]) >= BIG_M, "err": err, "var": var or 0.0,
-                         "nodes": len(counts), "main_share": n_main / sum(counts.values()),
-                         "n_obs": sum(counts.values())})
-    return rows
+        return position_errors(mem, tour, (lambda node: resolve_position(mem, node)) if resolve else None)
 
 
 def pct(xs: list[float], p: float) -> float:

@@ -11,6 +11,115 @@ def domain_id(base: int) -> int:
     return base + int(os.environ.get("VLKNG_TEST_DOMAIN_OFFSET", "0"))
 
 
+# --- test-only interface packages (test/interfaces: tf2_msgs, nav2_msgs) ----------------------
+# The venv has no tf2 or Nav2 wheel. These packages carry the documented definitions of
+# tf2_msgs/msg/TFMessage and nav2_msgs/action/NavigateToPose (same names and fields, so the types
+# match a robot's); colcon builds them once into build/test-interfaces (never into install/, the
+# product's install base) and test_interfaces() makes them importable in this process.
+TEST_INTERFACES = ("tf2_msgs", "nav2_msgs")
+
+
+def build_test_interfaces() -> str:
+    """Build (when their sources changed) and load the test-only interface packages. Returns ''
+    when they are importable, else why not (the caller skips)."""
+    import ctypes
+    import fcntl
+    import hashlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    src = root / "test" / "interfaces"
+    base = root / "build" / "test-interfaces"
+    install = base / "install"
+    digest = hashlib.sha1()
+    for f in sorted(p for pkg in TEST_INTERFACES for p in (src / pkg).rglob("*") if p.is_file()):
+        digest.update(f.name.encode() + f.read_bytes())
+    stamp = install / f".built-{digest.hexdigest()[:12]}"
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time (parallel test runs)
+        if not stamp.exists():
+            venv = Path(os.environ.get("VIRTUAL_ENV") or sys.prefix)
+            env = dict(os.environ, AMENT_PREFIX_PATH=str(venv), CMAKE_PREFIX_PATH=str(venv))
+            cmd = ["colcon", "--log-base", str(base / "log"), "build", "--base-paths",
+                   *(str(src / p) for p in TEST_INTERFACES), "--build-base", str(base / "build"),
+                   "--install-base", str(install), "--cmake-args", "-DBUILD_TESTING=OFF",
+                   f"-DPython3_EXECUTABLE={sys.executable}"]
+            try:
+                out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return f"colcon could not build test/interfaces: {e}"
+            if out.returncode != 0:
+                return f"colcon build of test/interfaces failed: {(out.stdout + out.stderr)[-800:]}"
+            for old in install.glob(".built-*"):
+                old.unlink()
+            stamp.touch()
+    pyver = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for pkg in TEST_INTERFACES:
+        lib = install / pkg / "lib"
+        site = str(lib / pyver / "site-packages")
+        if site not in sys.path:
+            sys.path.insert(0, site)
+        # rosidl finds a package's type support libraries on LD_LIBRARY_PATH (read when a type is
+        # first used) and the extension modules link them: put them on the path and preload them.
+        if str(lib) in os.environ.get("LD_LIBRARY_PATH", ""):
+            continue  # loaded already
+        os.environ["LD_LIBRARY_PATH"] = f"{lib}:{os.environ.get('LD_LIBRARY_PATH', '')}"
+        os.environ["AMENT_PREFIX_PATH"] = f"{install / pkg}:{os.environ.get('AMENT_PREFIX_PATH', '')}"
+        os.environ["PYTHONPATH"] = f"{site}:{os.environ.get('PYTHONPATH', '')}"  # for child processes
+        for suffix in ("rosidl_generator_c", "rosidl_typesupport_c", "rosidl_typesupport_introspection_c",
+                       "rosidl_typesupport_fastrtps_c", "rosidl_generator_py"):
+            so = lib / f"lib{pkg}__{suffix}.so"
+            if so.exists():
+                ctypes.CDLL(str(so), mode=ctypes.RTLD_GLOBAL)
+    try:
+        import nav2_msgs.action  # noqa: F401
+        import tf2_msgs.msg  # noqa: F401
+    except ImportError as e:
+        return f"test/interfaces built but not importable: {e}"
+    return ""
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1000"]
+
+
+def chromium_driver():
+    """A headless Debian Chromium driven by Selenium through /usr/bin/chromedriver; the test is
+    skipped, with the reason, where either is not installed (apt install chromium chromium-driver)."""
+    import shutil
+
+    import pytest
+
+    browser = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
+    driver = shutil.which("chromedriver") or (CHROMEDRIVER if os.path.exists(CHROMEDRIVER) else None)
+    if not browser or not driver:
+        pytest.skip("browser test: chromium and chromedriver are not installed "
+                    "(apt install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="browser test: pip install selenium")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = browser
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout_s`` passed; its last value."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return bool(value)
+        time.sleep(step_s)
 def write_tour(out, frames, poses=(), hfov_deg: float = 90.0, jpeg_quality: int = 85):
     """A tour folder (bag/ only: no annotations) from ``frames`` [(stamp_ns, RGB uint8)] and
     optional ``poses`` [(stamp_ns, x, y, yaw)] on /pose, written with the simulator's bag writer.

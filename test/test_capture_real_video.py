@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from shared_data import shared_data_dir
-from vlkng_ros.core.capture import KeyframeSelector, decode_image, encode_jpeg
+from vlkng_ros.core.capture import KeyframeSelector
+from vlkng_ros.core.images import decode_image, encode_jpeg
 from vlkng_ros.core.config import CaptureConfig
 
 NS = 1_000_000_000

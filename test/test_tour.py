@@ -115,7 +115,7 @@ def test_corrupt_jpeg_is_reported_and_the_rest_decoded(tmp_path, caplog):
 @pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3])
 def test_raw_image_encodings(tmp_path, storage):
     msgs = [(T0, _raw(T0, "rgb8", (250, 10, 20))), (T0 + 1, _raw(T0 + 1, "bgr8", (20, 10, 250))),
-            (T0 + 2, _raw(T0 + 2, "mono8", (128,))), (T0 + 3, _raw(T0 + 3, "yuv422", (1, 2)))]
+            (T0 + 2, _raw(T0 + 2, "mono8", (128,))), (T0 + 3, _raw(T0 + 3, "nv21", (1, 2)))]
     _write_bag(tmp_path / "t", "/front/image", "sensor_msgs/msg/Image", msgs, storage)
     tour = Tour.open(tmp_path / "t")  # image topic auto-detected
     assert tour.image_topic == "/front/image"
@@ -124,7 +124,7 @@ def test_raw_image_encodings(tmp_path, storage):
     assert f[0].rgb[0, 0].tolist() == [250, 10, 20]
     assert f[1].rgb[0, 0].tolist() == [250, 10, 20]
     assert f[2].rgb[0, 0].tolist() == [128, 128, 128] and f[2].rgb.shape == (3, 4, 3)
-    assert f[3].rgb is None and f[3].error == "unknown encoding 'yuv422'"
+    assert f[3].rgb is None and f[3].error == "unknown encoding 'nv21'"
     assert (f[3].width, f[3].height) == (4, 3)
 
 

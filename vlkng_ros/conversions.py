@@ -2,12 +2,18 @@
 
 Nodes and tools never build or read vlkng_msgs field by field themselves: they call these
 functions, so a message change is made here once. Needs rclpy's message packages (std_msgs,
-geometry_msgs, sensor_msgs, builtin_interfaces, vlkng_msgs) but no cv_bridge: images are decoded
-with OpenCV/numpy directly.
+geometry_msgs, sensor_msgs, builtin_interfaces, vlkng_msgs).
+
+Images, depth, point clouds and camera models use the ROS libraries where they are importable,
+and say so once in the log: ``cv_bridge`` (image and compressed-image messages),
+``sensor_msgs_py.point_cloud2`` (clouds), ``image_geometry.PinholeCameraModel`` (CameraInfo).
+None of them has a PyPI wheel, so where they are missing (a venv robot stack) vlkng's own numpy
+paths in core/images.py and core/depth.py do the same job from the messages' documented layouts.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Iterable
 
 import numpy as np
@@ -22,9 +28,13 @@ from vlkng_msgs.msg import RankedFrame as RankedFrameMsg
 from vlkng_msgs.msg import Relation as RelationMsg
 
 from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame
-from .core.images import decode_compressed, decode_raw
-from .core.model import ChunkGraph, ChunkObject, ChunkRelation, Keyframe, ObjectNode, Observation, Pose
+from .core.depth import cloud_xyz
+from .core.images import (decode_compressed, decode_compressed_depth, decode_depth, decode_raw,
+                          depth_from_array, is_compressed_depth)
+from .core.model import CameraModel, ChunkGraph, ChunkObject, ChunkRelation, Keyframe, ObjectNode, Observation, Pose
 from .core.model import Relation
+
+log = logging.getLogger("vlkng.conversions")
 
 NS = 1_000_000_000
 MAX_FRAMES_PER_OBJECT = 64  # detections carried per object in Ask evidence (the graph has all)
@@ -74,13 +84,107 @@ def optional_pose(has_pose: bool, msg: PoseStamped) -> Pose | None:
 
 
 # --- images --------------------------------------------------------------------------------
+_LIBS: dict[str, Any] = {}
+
+
+def ros_library(name: str) -> Any | None:
+    """cv_bridge's CvBridge, sensor_msgs_py.point_cloud2 or image_geometry.PinholeCameraModel
+    when importable, else None; which one is used is logged once per library."""
+    if name not in _LIBS:
+        try:
+            if name == "cv_bridge":
+                from cv_bridge import CvBridge
+
+                lib: Any = CvBridge()
+            elif name == "sensor_msgs_py":
+                from sensor_msgs_py import point_cloud2 as lib
+            elif name == "image_geometry":
+                from image_geometry import PinholeCameraModel as lib
+            else:
+                raise ValueError(f"unknown library {name!r}")
+            log.info("%s is installed: using it for %s", name, _USES[name])
+        except ImportError:
+            lib = None
+            log.info("%s is not importable: %s with vlkng's own numpy path", name, _USES[name])
+        _LIBS[name] = lib
+    return _LIBS[name]
+
+
+_USES = {"cv_bridge": "image messages", "sensor_msgs_py": "PointCloud2 messages",
+         "image_geometry": "CameraInfo"}
+
+
+def _bridge_call(fn: Any, *args: Any) -> np.ndarray:
+    try:
+        return np.asarray(fn(*args))
+    except Exception as e:  # CvBridgeError and OpenCV errors alike: the one-line ValueError
+        raise ValueError(f"cv_bridge could not convert the image: {e}") from e
+
+
 def image_to_rgb(msg: Any, reduce: int = 1) -> np.ndarray:
-    """sensor_msgs/CompressedImage (jpeg/png) or sensor_msgs/Image (rgb8, bgr8, mono8, rgba8,
-    bgra8) -> RGB uint8 HxWx3. ``reduce`` (1, 2, 4, 8) decodes at 1/reduce size, which is
-    several times cheaper for compressed images. Raises ValueError naming what is wrong."""
-    if hasattr(msg, "format"):  # CompressedImage
+    """sensor_msgs/CompressedImage (jpeg/png) or sensor_msgs/Image (every encoding in
+    core/images.py) -> RGB uint8 HxWx3. ``reduce`` (1, 2, 4, 8) decodes at 1/reduce size, which
+    is several times cheaper for compressed images (numpy path: cv_bridge has no reduced decode).
+    Raises ValueError naming what is wrong."""
+    compressed = hasattr(msg, "format")
+    bridge = ros_library("cv_bridge")
+    if bridge is not None and not (compressed and reduce > 1):
+        if compressed:
+            rgb = _bridge_call(bridge.compressed_imgmsg_to_cv2, msg, "rgb8")
+        else:
+            rgb = _bridge_call(bridge.imgmsg_to_cv2, msg, "rgb8")
+        if reduce > 1:
+            import cv2
+
+            rgb = cv2.resize(rgb, (max(1, rgb.shape[1] // reduce), max(1, rgb.shape[0] // reduce)),
+                             interpolation=cv2.INTER_AREA)
+        return rgb
+    if compressed:
         return decode_compressed(bytes(msg.data), msg.format or "", reduce)
-    return decode_raw(msg.encoding, int(msg.width), int(msg.height), int(msg.step), bytes(msg.data), reduce)
+    return decode_raw(msg.encoding, int(msg.width), int(msg.height), int(msg.step), bytes(msg.data), reduce,
+                      bool(getattr(msg, "is_bigendian", False)))
+
+
+def depth_to_metres(msg: Any) -> np.ndarray:
+    """A depth sensor_msgs/Image (16UC1 mm or 32FC1 m) or a compressedDepth CompressedImage ->
+    float32 metres HxW, NaN = no reading. Raises ValueError naming what is wrong."""
+    if hasattr(msg, "format"):
+        if not is_compressed_depth(msg.format):
+            raise ValueError(f"CompressedImage format {msg.format!r} is not compressedDepth")
+        return decode_compressed_depth(bytes(msg.data), msg.format)  # an image_transport plugin, not cv_bridge
+    bridge = ros_library("cv_bridge")
+    if bridge is not None:
+        if str(msg.encoding).lower() not in ("16uc1", "mono16", "32fc1"):
+            raise ValueError(f"encoding {msg.encoding!r} is not a depth encoding (16UC1 mm or 32FC1 m)")
+        return depth_from_array(_bridge_call(bridge.imgmsg_to_cv2, msg, "passthrough"))
+    return decode_depth(msg.encoding, int(msg.width), int(msg.height), int(msg.step), bytes(msg.data),
+                        bool(getattr(msg, "is_bigendian", False)))
+
+
+def cloud_to_xyz(msg: Any) -> np.ndarray:
+    """sensor_msgs/PointCloud2 -> Nx3 float32 x, y, z in the cloud's frame (NaN points dropped)."""
+    pc2 = ros_library("sensor_msgs_py")
+    if pc2 is not None:
+        try:
+            pts = pc2.read_points_numpy(msg, field_names=("x", "y", "z"), skip_nans=True)
+        except Exception as e:  # malformed cloud: the one-line ValueError
+            raise ValueError(f"sensor_msgs_py could not read the cloud: {e}") from e
+        return np.asarray(pts, dtype=np.float32).reshape(-1, 3)
+    fields = [(f.name, int(f.offset), int(f.datatype), int(f.count)) for f in msg.fields]
+    return cloud_xyz(fields, int(msg.width), int(msg.height), int(msg.point_step), int(msg.row_step),
+                     bytes(msg.data), bool(msg.is_bigendian))
+
+
+def camera_from_info(msg: Any) -> CameraModel | None:
+    """sensor_msgs/CameraInfo -> CameraModel (image_geometry's PinholeCameraModel reads it where
+    installed); None when the message has no usable intrinsics."""
+    geometry = ros_library("image_geometry")
+    if geometry is not None and int(msg.width) > 0 and float(msg.k[0]) > 0:
+        model = geometry()
+        model.fromCameraInfo(msg)
+        return CameraModel(int(msg.width), int(msg.height), float(model.fx()), float(model.fy()),
+                           float(model.cx()), float(model.cy()))
+    return CameraModel.from_k(int(msg.width), int(msg.height), msg.k)
 
 
 def image_stamp_ns(msg: Any) -> int:
@@ -91,7 +195,7 @@ def image_stamp_ns(msg: Any) -> int:
 def keyframe_to_msg(kf: Keyframe) -> KeyframeMsg:
     msg = KeyframeMsg()
     msg.header.stamp = time_from_ns(kf.stamp_ns)
-    msg.header.frame_id = "camera"
+    msg.header.frame_id = kf.frame_id or "camera"  # the image's own camera frame where known
     msg.tour_id = kf.tour_id
     msg.index = int(kf.index)
     msg.has_pose = kf.pose is not None
@@ -107,7 +211,8 @@ def keyframe_from_msg(msg: KeyframeMsg) -> Keyframe:
     return Keyframe(tour_id=msg.tour_id, stamp_ns=ns_from_time(msg.header.stamp),
                     index=int(msg.index), width=int(msg.width), height=int(msg.height),
                     pose=optional_pose(msg.has_pose, msg.pose), image_ref=msg.image_ref,
-                    place=msg.place or None)
+                    place=msg.place or None,
+                    frame_id="" if msg.header.frame_id == "camera" else msg.header.frame_id)
 
 
 # --- objects and relations -----------------------------------------------------------------
@@ -238,9 +343,9 @@ def graph_update_msg(report: Any, tour_id: str, now_ns: int, totals: tuple[int, 
 
 
 # --- /ask ----------------------------------------------------------------------------------
-def ask_request_from_msg(req: Any, default_top_k: int) -> AskRequest:
-    return AskRequest(question=req.question, options=list(req.options),
-                      top_k=int(req.top_k) if req.top_k > 0 else int(default_top_k),
+def ask_request_from_msg(req: Any) -> AskRequest:
+    """An AskRequest from an Ask.Request (top_k 0: the engine's configured ask.top_k)."""
+    return AskRequest(question=req.question, options=list(req.options), top_k=int(req.top_k),
                       mode=req.mode or None)
 
 
@@ -322,3 +427,102 @@ def ask_result_from_msg(response: Any) -> AskResult:
                      timings_s=dict(zip(response.timing_stages, response.timing_seconds)),
                      prompt_tokens=dict(zip(response.token_stages, response.token_counts)),
                      mode=response.resolved_mode)
+
+
+# --- operator tools: RViz markers, GetFrame, the Ask action ---------------------------------
+MARKER_NS_OBJECTS = "vlkng_objects"
+MARKER_NS_LABELS = "vlkng_labels"
+MARKER_NS_GOAL = "vlkng_goal"
+OBJECT_HEIGHT_M = 0.4  # drawn height of an object's cylinder (the memory holds floor positions)
+
+
+def object_markers(nodes: Iterable[ObjectNode], goal: PoseStamped | None, stamp_ns: int,
+                   frame_id: str = "map") -> Any:
+    """A MarkerArray: each placed object as a cylinder (footprint-sized, coloured by class) and a
+    text label (readable name) above it, plus the current goal as an arrow; a DELETEALL first so
+    objects consolidated away disappear. Marker ids are stable per object (hash of its id)."""
+    import zlib
+
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    from .core.present import class_colour, footprint_m, object_name
+
+    out = MarkerArray()
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id = frame_id
+    out.markers.append(clear)
+    stamp = time_from_ns(stamp_ns)
+    for node in nodes:
+        if node.position is None:
+            continue
+        mid = zlib.crc32(node.id.encode()) & 0x7FFFFFFF
+        r, g, b = (c / 255.0 for c in class_colour(node.label))
+        size = footprint_m(node)
+        body = Marker(ns=MARKER_NS_OBJECTS, id=mid, type=Marker.CYLINDER, action=Marker.ADD)
+        body.header.frame_id, body.header.stamp = frame_id, stamp
+        body.pose.position.x, body.pose.position.y = float(node.position[0]), float(node.position[1])
+        body.pose.position.z = OBJECT_HEIGHT_M / 2
+        body.pose.orientation.w = 1.0
+        body.scale.x = body.scale.y = float(size)
+        body.scale.z = OBJECT_HEIGHT_M
+        body.color.r, body.color.g, body.color.b, body.color.a = r, g, b, 0.6
+        text = Marker(ns=MARKER_NS_LABELS, id=mid, type=Marker.TEXT_VIEW_FACING, action=Marker.ADD)
+        text.header = body.header
+        text.pose.position.x, text.pose.position.y = body.pose.position.x, body.pose.position.y
+        text.pose.position.z = OBJECT_HEIGHT_M + 0.25
+        text.pose.orientation.w = 1.0
+        text.scale.z = 0.25
+        text.color.r = text.color.g = text.color.b = text.color.a = 1.0
+        text.text = object_name(node)
+        out.markers += [body, text]
+    if goal is not None:
+        arrow = Marker(ns=MARKER_NS_GOAL, id=0, type=Marker.ARROW, action=Marker.ADD)
+        arrow.header.frame_id, arrow.header.stamp = goal.header.frame_id or frame_id, stamp
+        arrow.pose = goal.pose
+        arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.8, 0.15, 0.15
+        arrow.color.r, arrow.color.a = 1.0, 1.0
+        out.markers.append(arrow)
+    return out
+
+
+def frame_response(memory: Any, request: Any, response: Any) -> Any:
+    """Fill a GetFrame.Response from the memory's frame store (see srv/GetFrame.srv)."""
+    from .core.present import boxes_in_frame, frame_jpeg, frame_where
+
+    stamp_ns = ns_from_time(request.stamp)
+    try:
+        data = frame_jpeg(memory, request.tour_id, stamp_ns, bool(request.draw_boxes),
+                          list(request.highlight_ids), int(request.max_side))
+    except (ValueError, FileNotFoundError) as e:
+        response.success, response.message = False, f"no keyframe {request.tour_id!r} at {stamp_ns}: {e}"
+        return response
+    response.success, response.message = True, "ok"
+    response.image.header.stamp = time_from_ns(stamp_ns)
+    response.image.header.frame_id = "map"
+    response.image.format = "jpeg"
+    response.image.data = data
+    boxes = boxes_in_frame(memory, request.tour_id, stamp_ns)
+    response.boxes = [_box_msg(request.tour_id, stamp_ns, b["bbox"]) for b in boxes]
+    response.box_object_ids = [b["id"] for b in boxes]
+    response.box_labels = [b["name"] for b in boxes]
+    where = frame_where(memory, request.tour_id, stamp_ns)
+    kf = memory.graph.get_keyframe(request.tour_id, stamp_ns)
+    response.has_pose = bool(kf and kf.pose)
+    if kf and kf.pose:
+        response.pose = pose_to_msg(kf.pose, stamp_ns)
+    response.place, response.where = where["place"], where["text"]
+    return response
+
+
+def ask_action_result(result: AskResult, payload: dict[str, Any], action_result: Any, service_type: Any) -> Any:
+    """Fill an Ask action result: every field it shares with the Ask service's response (filled
+    by ``ask_result_to_msg``), the target's readable name, and the whole result as JSON."""
+    import json
+
+    response = ask_result_to_msg(result, service_type.Response())
+    for name in action_result.get_fields_and_field_types():
+        if name in response.get_fields_and_field_types():
+            setattr(action_result, name, getattr(response, name))
+    action_result.target_name = payload.get("target_name", "")
+    action_result.result_json = json.dumps(payload, default=str)
+    return action_result

@@ -27,25 +27,22 @@ def _stamp(ns: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from ..core.ask.engine import AskEngine
     from ..core.ask.types import AskRequest
     from ..core.llm.registry import make_llm
     from ..core.memory import Memory
 
-    if not Path(args.memory).is_dir():
-        raise FileNotFoundError(f"memory {args.memory!r} does not exist (build it with 'vlkng build')")
     cfg = config_from_args(args)
     import logging
     import time
 
-    with Memory.open(args.memory, cfg) as memory:
+    with Memory.open(args.memory, cfg, read_only=True) as memory:
         t0 = time.perf_counter()
+        memory.check_vectors()  # missing or foreign vectors: re-indexed, never a silently worse answer
         engine = AskEngine(memory, cfg, make_llm(cfg.llm))
         engine.warm_up()  # model load and caches are start-up cost, not part of the question's timings
         logging.getLogger("vlkng.ask").info("memory opened and warmed up in %.1f s", time.perf_counter() - t0)
-        res = engine.ask(AskRequest(args.question, list(args.options), args.k or cfg.ask.top_k, args.mode))
+        res = engine.ask(AskRequest(args.question, list(args.options), args.k or 0, args.mode))
     if args.json:
         print_json(res.to_dict())
         return 0 if res.success else 1

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-url", help="openai backend: server URL, e.g. http://localhost:11434/v1 (Ollama)")
     p.add_argument("--noise", type=float, help="annotations backend: noise scale (0 = exact annotations)")
     p.add_argument("--seed", type=int, help="annotations backend: noise seed")
+    p.add_argument("--tour-id", metavar="ID",
+                   help="name the tour in the memory (one TOUR only; default: derived from the folder "
+                        "name, with a content-hash suffix when another tour already has that name)")
     p.add_argument("--json", action="store_true", help="print the build reports as JSON")
     add_config_args(p)
     p.set_defaults(func=run)
@@ -34,14 +37,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..core.llm.registry import make_llm
     from ..core.memory import Memory
-    from ..core.pipeline import build_tour, open_tour
-
     from ..core.perception.base import PerceptionNotConfigured
     from ..core.perception.registry import resolve_backend
+    from ..core.pipeline import build_tour, open_tour
+    from ..core.stores.frame_store import validate_tour_id
 
     cfg = config_from_args(args, **{"perception.backend": args.backend, "perception.noise": args.noise,
                                     "perception.seed": args.seed, "perception.model": args.model,
                                     "perception.base_url": args.base_url})
+    if args.tour_id:  # names are checked before any work starts
+        validate_tour_id(args.tour_id)
+        if len(args.tours) > 1:
+            raise ValueError("--tour-id names one tour; give one TOUR with it")
     for tour in args.tours:  # before anything is written: a tour no backend can serve stops here
         opened = open_tour(tour, cfg)
         try:
@@ -50,14 +57,25 @@ def run(args: argparse.Namespace) -> int:
             log.error("%s: %s", opened.tour_id, e)
             return 2
     reports = []
-    failed = queued = 0
+    failed = damaged = empty = queued = 0
     stopped = ""
     with Memory.open(args.memory, cfg) as memory:
+        memory.check_vectors()  # vectors lost or from another embedder: re-indexed from the graph
         llm = make_llm(cfg.llm)
         for tour in args.tours:
-            rep = build_tour(tour, memory, cfg, progress=not args.quiet, llm=llm)
+            rep = build_tour(tour, memory, cfg, progress=not args.quiet, llm=llm, tour_id=args.tour_id)
             reports.append(rep.to_dict())
             failed += rep.chunks_failed
+            readable = rep.frames - rep.frames_unreadable
+            if rep.read_errors or rep.frames_unreadable:
+                if readable <= 0 and rep.keyframes == 0:
+                    empty += 1
+                    log.error("%s: no frame of the tour could be read (%d frames, %d read errors): "
+                              "nothing was added", rep.tour_id, rep.frames, len(rep.read_errors))
+                else:
+                    damaged += 1
+                    log.warning("%s: the tour is damaged; %d of %d frames recovered (%d read errors)",
+                                rep.tour_id, readable, rep.frames, len(rep.read_errors))
             queued += rep.chunks_queued
             stopped = stopped or rep.backend_stopped
             if not args.json:
@@ -80,10 +98,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"memory {args.memory}: {totals['objects']} objects, {totals['relations']} relations, "
               f"{totals['keyframes']} keyframes, {totals['tours']} tours")
+    if empty:
+        return 1
     if stopped:
         log.error("perception stopped (%s); %d chunks stay queued: fix it and run build again", stopped, queued)
         return 3
     if failed:
         log.error("%d chunks failed perception and stay queued: run build again to retry them", failed)
         return 3
+    if damaged:
+        return 4
     return 0

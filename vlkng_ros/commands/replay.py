@@ -62,7 +62,7 @@ def publish_bag(bag: Path, rate: float = 1.0, clock: bool = True, topics: list[s
                 node_name: str = "vlkng_replay", should_stop=lambda: False) -> dict:
     """Publish ``bag`` with its recorded pacing / ``rate``. rclpy must be initialised."""
     from rclpy.node import Node
-    from rclpy.qos import QoSProfile
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from rosbags.highlevel import AnyReader
     from rosgraph_msgs.msg import Clock
 
@@ -78,10 +78,24 @@ def publish_bag(bag: Path, rate: float = 1.0, clock: bool = True, topics: list[s
         with AnyReader([bag]) as reader:
             connections = [c for c in reader.connections if topics is None or c.topic in topics]
             pubs = {}
+            skipped: dict[str, str] = {}
             for c in connections:
-                name = c.topic.lstrip("/")
-                if name not in pubs:
-                    pubs[name] = node.create_publisher(import_interface(c.msgtype), name, qos)
+                # TF is global (tf2_ros uses /tf, /tf_static); the rest follows the namespace
+                name = c.topic if c.topic in ("/tf", "/tf_static") else c.topic.lstrip("/")
+                if name in pubs or c.topic in skipped:
+                    continue
+                try:
+                    msg_type = import_interface(c.msgtype)
+                except ValueError:  # e.g. tf2_msgs without tf2: say so once, replay the rest
+                    skipped[c.topic] = c.msgtype
+                    continue
+                # /tf_static is latched (transient local), as tf2_ros publishes and subscribes it
+                pubs[name] = node.create_publisher(msg_type, name, QoSProfile(
+                    depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                    reliability=ReliabilityPolicy.RELIABLE) if c.topic == "/tf_static" else qos)
+            for topic, msgtype in skipped.items():
+                log.warning("not replaying %s: its type %s is not installed here", topic, msgtype)
+            connections = [c for c in connections if c.topic not in skipped]
             clock_pub = node.create_publisher(Clock, "/clock", 10) if clock else None
             image_pubs = [p for n, p in pubs.items() if "image" in n] or list(pubs.values())
             deadline = time.monotonic() + wait_s
@@ -108,7 +122,7 @@ def publish_bag(bag: Path, rate: float = 1.0, clock: bool = True, topics: list[s
                     time.sleep(wait)
                 if clock_pub is not None:
                     clock_pub.publish(Clock(clock=time_from_ns(t)))
-                pubs[conn.topic.lstrip("/")].publish(bytes(raw))
+                pubs[conn.topic if conn.topic in ("/tf", "/tf_static") else conn.topic.lstrip("/")].publish(bytes(raw))
                 stats["messages"] += 1
                 stats["per_topic"][conn.topic] = stats["per_topic"].get(conn.topic, 0) + 1
             stats["seconds"] = time.monotonic() - wall0

@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tour-dir", default="", help="tour folder whose annotations feed simulated perception")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[],
                    help="override one parameter for every node, e.g. --set perception.noise=0 (repeatable)")
+    p.add_argument("--web", action="store_true", help="also serve the tablet web app (web.host, web.port; "
+                                                      "access token printed once when generated)")
     p.add_argument("--use-sim-time", action="store_true", help="follow /clock (with vlkng replay)")
     p.add_argument("--exit-after-idle", type=float, default=0.0, metavar="S",
                    help="exit once no image arrived for S seconds and all work is merged (batch use)")
@@ -65,13 +67,18 @@ def run(args: argparse.Namespace) -> int:
     if args.namespace:
         ros += ["-r", f"__ns:=/{args.namespace.strip('/')}"]
     overrides: dict[str, object] = dict(set_params)  # every node (beats the parameters file)
-    tour_id = args.tour_id or (Path(args.tour_dir).resolve().name if args.tour_dir else "")
+    from ..core.stores.frame_store import validate_tour_id
+    from ..core.tour_identity import derive_tour_id
+
+    tour_id = args.tour_id or (derive_tour_id(Path(args.tour_dir).resolve().name) if args.tour_dir else "")
     if tour_id:
+        validate_tour_id(tour_id)  # names are checked before anything starts
         overrides["tour_id"] = tour_id
     if args.tour_dir:
         overrides["tour_dir"] = str(Path(args.tour_dir).resolve())
     rclpy.init(args=ros)
-    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides={k: v for k, v in set_params.items() if k in CONFIG_NAMES})
+    suite = make_suite(args.memory, params, node_overrides=overrides, config_overrides={k: v for k, v in set_params.items() if k in CONFIG_NAMES},
+                       web=args.web)
     try:
         suite.start()
         log.info("running: memory %s, params %s; Ctrl-C to stop", args.memory, params or "(defaults)")
@@ -100,6 +107,12 @@ def _exit_when_idle(suite, idle_s: float) -> None:
         if time.monotonic() - last_change < idle_s or received == 0:
             continue
         suite.capture.flush_pending()
+        # the keyframes just flushed travel over DDS: flushing the chunker before they arrive
+        # would cut the tail into two chunks (live must make the chunks offline makes)
+        deadline = time.monotonic() + 5.0
+        while (suite.chunk_builder.keyframes_received < suite.capture.stats["keyframes"]
+               and time.monotonic() < deadline and rclpy.ok()):
+            time.sleep(0.05)
         suite.chunk_builder.flush_now()
         if suite.chunk_builder.idle and suite.merger.merge_pending() == 0:
             log.info("idle for %.0f s and everything merged: exiting", idle_s)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ._common import add_config_args, config_from_args, print_json
 
@@ -27,9 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from ..core.stats import memory_stats
     from ..eval.metrics import memory_association
 
-    if not Path(args.memory).is_dir():
-        raise FileNotFoundError(f"no memory at {args.memory}")
-    with Memory.open(args.memory, config_from_args(args)) as memory:
+    with Memory.open(args.memory, config_from_args(args), read_only=True) as memory:
         stats = {**memory_stats(memory), **memory_association(memory, args.tour)}
     if args.json:
         print_json(stats)
@@ -52,12 +49,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"camera:    height unknown: floor ranging off or not estimated yet "
               f"({stats['camera_height_samples']} objects placed by bearings so far)")
+    if stats["keyframes_with_depth"] or stats["depth_placed_objects"]:
+        placed = stats["depth_placed"]
+        shown = ", ".join(f"{o['id']} ({o['label']})" for o in placed[:12]) + (", ..." if len(placed) > 12 else "")
+        print(f"depth:     {stats['depth_placed_objects']} of {stats['objects']} objects placed with depth "
+              f"({stats['keyframes_with_depth']} keyframes carry depth){': ' + shown if placed else ''}")
+    else:
+        print("depth:     none (no keyframe carries depth: objects placed by bearings and floor contact)")
     a = stats["association"]
-    if a.get("f1") is not None:
+    if a.get("f1") is not None and a.get("matched_observations"):
+        frag = "n/a" if a.get("fragmentation") is None else f"{a['fragmentation']:.2f}"
         print(f"association vs annotations of {', '.join(stats['scored_tours'])}: "
               f"precision {a['precision']:.3f}  recall {a['recall']:.3f}  F1 {a['f1']:.3f}  "
-              f"fragmentation {a['fragmentation']:.2f} nodes/object "
+              f"fragmentation {frag} nodes/object "
               f"({a['physical_objects']} physical objects, {a['nodes']} nodes)")
+    elif a.get("f1") is not None:
+        print(f"association: no observation of this memory matches the annotations of "
+              f"{', '.join(stats['scored_tours'])}")
     else:
         print("association: no annotations available to score against")
     return 0

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from .config import CaptureConfig
-from .images import decode_compressed
+from .images import decode_image, encode_jpeg  # noqa: F401 - re-exported for older importers
 from .model import Pose
 
 log = logging.getLogger("vlkng.capture")
@@ -27,19 +27,6 @@ log = logging.getLogger("vlkng.capture")
 NS = 1_000_000_000
 THUMB_SIZE = (64, 48)
 SHARPNESS_SIZE = (320, 240)
-
-
-def encode_jpeg(rgb: np.ndarray, quality: int = 90) -> bytes:
-    ok, buf = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
-                           [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
-    if not ok:
-        raise ValueError("JPEG encoding failed")
-    return buf.tobytes()
-
-
-def decode_image(data: bytes) -> np.ndarray:
-    """JPEG/PNG bytes -> RGB uint8. Raises ValueError on corrupt or truncated data."""
-    return decode_compressed(data)
 
 
 class PoseBuffer:

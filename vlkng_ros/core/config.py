@@ -31,6 +31,9 @@ class CaptureConfig:
     novelty_threshold: float = _f(0.18, "Keep a frame when its thumbnail differs this much (0-1).")
     blur_threshold: float = _f(15.0, "Reject frames whose Laplacian variance is below this.")
     pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
+    pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
+                                  "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
+    map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
@@ -152,8 +155,63 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
+                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
                                       "seen from, facing it (the planner's goal tolerance finds the free spot).")
+
+
+@dataclass
+class DepthConfig:
+    enabled: bool = _f(True, "Use depth where the robot has it (aligned depth image and/or point cloud); "
+                             "false = bearings and floor contact only, as without depth.")
+    topic: str = _f("camera/aligned_depth_to_color/image_raw",
+                    "Depth registered to the colour image: sensor_msgs/Image 16UC1 (mm) or 32FC1 (m), or a "
+                    "compressedDepth CompressedImage (relative name; empty = none).")
+    cloud_topic: str = _f("", "sensor_msgs/PointCloud2 (a 3D LiDAR or depth cloud), projected into the camera; "
+                              "empty = none.")
+    cloud_frame_to_camera: str = _f("", "Cloud frame -> camera optical frame as 'x y z qx qy qz qw' (m, "
+                                        "quaternion) when TF does not give it; empty = the cloud is in the "
+                                        "optical frame.")
+    max_offset_ms: float = _f(20.0, "A depth frame belongs to the colour frame stamped within this (ms).")
+    store_scale: int = _f(2, "Keyframe depth is stored (16-bit PNG) at 1/store_scale of its size (1 = full).")
+    noise_base_m: float = _f(0.003, "Depth noise model sigma = base + quadratic * z^2: the base (m).")
+    noise_quadratic: float = _f(0.006, "Depth noise model: the quadratic term (1/m); RealSense D435-class.")
+    min_range_m: float = _f(0.2, "Depth readings nearer than this are no reading (m).")
+    max_range_m: float = _f(8.0, "Depth readings farther than this are no reading (m).")
+
+    def cloud_transform(self):
+        """(3x3 rotation, translation) of ``cloud_frame_to_camera``; ValueError naming what is wrong."""
+        import numpy as np
+
+        from .depth import quaternion_matrix
+
+        text = self.cloud_frame_to_camera.replace(",", " ").strip()
+        if not text:
+            return np.eye(3), np.zeros(3)
+        try:
+            v = [float(x) for x in text.split()]
+        except ValueError:
+            v = []
+        if len(v) != 7:
+            raise ValueError(f"depth.cloud_frame_to_camera {self.cloud_frame_to_camera!r}: expected 'x y z qx qy qz qw'")
+        return quaternion_matrix(*v[3:]), np.array(v[:3])
+
+    def noise(self):
+        from .depth import DepthNoise
+
+        return DepthNoise(self.noise_base_m, self.noise_quadratic, self.min_range_m, self.max_range_m)
+
+
+@dataclass
+class WebConfig:
+    host: str = _f("127.0.0.1", "Interface the tablet web app binds to (0.0.0.0: every interface, e.g. the "
+                                "robot's Wi-Fi; the access token is required either way).")
+    port: int = _f(8080, "TCP port of the tablet web app.")
+    token: str = _f("", "Access token every web request must carry. Empty: read $VLKNG_WEB_TOKEN, else "
+                        "generate one on first start, print it once and keep it in <memory>/web_token (0600).")
+    status_period_s: float = _f(1.0, "Live status is pushed to the page this often (s).")
+    max_history: int = _f(50, "Questions and answers kept in the session history shown on the page.")
 
 
 @dataclass
@@ -161,6 +219,7 @@ class VlkngConfig:
     chunk_size: int = _f(8, "Keyframes per VLM call, b (paper: 8 is best).")
     image_topic: str = _f("camera/image_raw/compressed", "Camera topic (relative name).")
     pose_topic: str = _f("pose", "PoseWithCovarianceStamped topic from SLAM (relative name).")
+    odom_topic: str = _f("odom", "nav_msgs/Odometry topic, the last pose fallback (relative name).")
     capture: CaptureConfig = field(default_factory=CaptureConfig)
     perception: PerceptionConfig = field(default_factory=PerceptionConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
@@ -168,6 +227,8 @@ class VlkngConfig:
     stores: StoreConfig = field(default_factory=StoreConfig)
     embeddings: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     ask: AskConfig = field(default_factory=AskConfig)
+    depth: DepthConfig = field(default_factory=DepthConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     # ----------------------------------------------------------------------------------------
     def iter_parameters(self) -> Iterator[tuple[str, Any, str]]:
@@ -251,4 +312,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             cfg.update({k: v for k, v in params.items() if k not in ROS_SKIP}, strict=False)
     if overrides:
         cfg.update(overrides)
+    from .stores._common import validate_namespace
+
+    validate_namespace(cfg.stores.namespace)  # names are checked before any work starts
     return cfg

@@ -1,4 +1,4 @@
-"""Where is an object? Triangulation from bearings, without depth.
+"""Where is an object? Triangulation from bearings, floor contact and, where the robot has it, depth.
 
 Each detection gives a ray in the map plane: from the camera position along heading + the
 bearing of the box centre. The object position is the weighted least-squares point closest to
@@ -18,6 +18,12 @@ height can be given later or estimated from the tour (``implied_camera_height``)
 object re-solved. The cue holds only when the bottom edge is the floor contact: not for a box cut
 by the image bottom, nor one whose bottom is hidden by or rests on another box
 (``bottom_hidden``); the caller also leaves out what perception calls small or puts on something.
+
+Depth (an aligned depth image or a projected point cloud, see ``depth.py``) measures the range
+directly: each fix is a point in the map plane with a covariance (range noise along the view,
+lateral noise across it), added to the same normal equations as information, so bearings, floor
+contact and depth all count and more evidence always helps. A fix also carries the object's
+footprint (width across the view, extent along it), summed so the mean footprint survives.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ MAX_RANGE_M = 12.0
 BORDER_PX = 2.0
 BORDER_WEIGHT = 0.15
 MIN_PERP_VAR = 0.01  # ~0.1 m perpendicular error per ray at a few metres
+MIN_DEPTH_VAR = 0.004  # m^2: what depth-placed positions are trusted to at best (pose error, shape)
 MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
 FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
 BEARING_PERP_VAR = 0.03  # m^2: the perpendicular error one bearing term stands for, the floor terms' unit
@@ -113,15 +120,20 @@ class RayAccumulator:
     S_gd = sum c g d. S_gp = sum c g (d.p) and S_gg = sum c g^2 give the height implied at a point.
     S_d = sum w d, S_p = sum w (d.p) and their weight sum give the rays' mean forward distance to a
     point: where rays from one spot all "meet" (at the camera), bearings give no position.
+    Depth fixes (``add_depth``): information I_k = BEARING_PERP_VAR * inv(C_k) of each fix q_k with
+    covariance C_k (in the bearing terms' units) adds S_I = sum I_k to the matrix and sum I_k q_k to
+    the right-hand side; their count and footprint sums (width, extent along the view) follow.
     Lists of the older 10-value form read as having no floor rays, those of 10 or 20 values as
-    having no forward sums (the check is skipped)."""
+    having no forward sums (the check is skipped), those of 24 as having no depth."""
 
-    SIZE = 24
+    SIZE = 32
     BEARING_SIZE = 10
     FLOOR_SIZE = 20
+    FORWARD_SIZE = 24
 
     def __init__(self, values: list[float] | None = None) -> None:
-        v = list(values) if values and len(values) in (self.BEARING_SIZE, self.FLOOR_SIZE, self.SIZE) else []
+        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, self.SIZE)
+        v = list(values) if values and len(values) in sizes else []
         v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
         self.b = np.array([v[3], v[4]])
@@ -138,6 +150,11 @@ class RayAccumulator:
         self.forward_d = np.array([v[20], v[21]])  # sum w d over rays counted since these sums exist
         self.forward_p = v[22]  # sum w (d.p) over the same rays
         self.forward_w = v[23]  # sum w over the same rays
+        self.depth_info = np.array([[v[24], v[25]], [v[25], v[26]]])  # sum of the fixes' information
+        self.depth_rhs = np.array([v[27], v[28]])  # sum I_k q_k
+        self.depth_n = v[29]  # depth fixes counted
+        self.depth_width = v[30]  # sum of the fixes' footprint widths (m)
+        self.depth_extent = v[31]  # sum of their footprint extents along the view (m)
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -162,17 +179,46 @@ class RayAccumulator:
             self.floor_gg += c * ray.floor ** 2
             self.floor_w += ray.weight
 
+    def add_depth(self, xy: tuple[float, float], cov: np.ndarray, width_m: float = 0.0,
+                  extent_m: float = 0.0) -> None:
+        """A depth fix: the object measured at ``xy`` (map plane) with 2x2 covariance ``cov``."""
+        info = BEARING_PERP_VAR * np.linalg.inv(np.asarray(cov, dtype=float) + 1e-9 * np.eye(2))
+        info = 0.5 * (info + info.T)
+        self.depth_info += info
+        self.depth_rhs += info @ np.asarray(xy, dtype=float)
+        self.depth_n += 1
+        self.depth_width += max(0.0, float(width_m))
+        self.depth_extent += max(0.0, float(extent_m))
+
+    @property
+    def has_depth(self) -> bool:
+        return self.depth_n > 0
+
+    def footprint(self) -> tuple[float, float] | None:
+        """Mean (width across the view, extent along it) in metres of the depth fixes; None without."""
+        if self.depth_n <= 0:
+            return None
+        return self.depth_width / self.depth_n, self.depth_extent / self.depth_n
+
     def merged(self, other: "RayAccumulator") -> "RayAccumulator":
-        return RayAccumulator([x + y for x, y in zip(self.to_list(), other.to_list())])
+        return RayAccumulator([x + y for x, y in zip(self._values(), other._values())])
 
     def to_list(self) -> list[float]:
+        """The sums as stored with an object; without depth fixes the 24-value form of before
+        (a memory built without depth is byte for byte what it was)."""
+        v = self._values()
+        return v if self.has_depth else v[: self.FORWARD_SIZE]
+
+    def _values(self) -> list[float]:
         return [float(self.a[0, 0]), float(self.a[0, 1]), float(self.a[1, 1]), float(self.b[0]),
                 float(self.b[1]), float(self.c), float(self.prior_w), float(self.prior_b[0]),
                 float(self.prior_b[1]), float(self.n), float(self.floor_dd[0, 0]), float(self.floor_dd[0, 1]),
                 float(self.floor_dd[1, 1]), float(self.floor_dp[0]), float(self.floor_dp[1]),
                 float(self.floor_gd[0]), float(self.floor_gd[1]), float(self.floor_gp), float(self.floor_gg),
                 float(self.floor_w), float(self.forward_d[0]), float(self.forward_d[1]), float(self.forward_p),
-                float(self.forward_w)]
+                float(self.forward_w), float(self.depth_info[0, 0]), float(self.depth_info[0, 1]),
+                float(self.depth_info[1, 1]), float(self.depth_rhs[0]), float(self.depth_rhs[1]),
+                float(self.depth_n), float(self.depth_width), float(self.depth_extent)]
 
     @property
     def has_floor(self) -> bool:
@@ -204,13 +250,16 @@ class RayAccumulator:
         rays' ranges on; without it only bearings and the prior count. ``anchor`` ((x, y),
         variance): a place the object is known to be near (the table it stands on), which gives
         the range instead of the prior."""
-        if self.n == 0:
+        if self.n == 0 and not self.has_depth:
             return None
         floor = bool(camera_height and camera_height > 0.0 and self.has_floor)
+        depth = self.has_depth
         if floor:  # floor contact gives the range the prior stands in for
             h = float(camera_height)  # type: ignore[arg-type]
             a = self.a + self.floor_dd / h ** 2
             rhs = self.b + self.floor_dp / h ** 2 + self.floor_gd / h
+        elif depth:  # so does depth
+            a, rhs = self.a, self.b
         elif anchor is None:
             a = self.a + PRIOR_WEIGHT * self.prior_w * np.eye(2)
             rhs = self.b + PRIOR_WEIGHT * self.prior_b
@@ -220,7 +269,12 @@ class RayAccumulator:
             k = BEARING_PERP_VAR / max(anchor[1], MIN_PERP_VAR)
             a = a + k * np.eye(2)
             rhs = rhs + k * np.asarray(anchor[0], dtype=float)
+        if depth:
+            a = a + self.depth_info
+            rhs = rhs + self.depth_rhs
         xy = np.linalg.solve(a, rhs)
+        if depth:
+            return (float(xy[0]), float(xy[1])), self._depth_var(xy, floor, camera_height)
         if not floor and anchor is None and self.seen_from_where_it_lies((float(xy[0]), float(xy[1]))):
             # rays from one spot (the robot turning in place) all cross at the camera: their
             # crossing is no position, and their agreement there no accuracy. The prior's guess
@@ -240,6 +294,16 @@ class RayAccumulator:
             info = float(np.trace(self.floor_dd)) / h ** 2
             var = min(var, max(MIN_FLOOR_VAR, BEARING_PERP_VAR * self.floor_w / max(info, 1e-9)))
         return (float(xy[0]), float(xy[1])), float(min(MAX_POSITION_VAR, max(0.02, var)))
+
+    def _depth_var(self, xy: np.ndarray, floor: bool, camera_height: float | None) -> float:
+        """Variance of a depth-placed position: the fixes' own covariance (inverse information),
+        shrinking with their number only as its square root (a pose or shape error moves them all
+        alike), and never below how far the fixes scatter about the solution."""
+        cov = BEARING_PERP_VAR * np.linalg.inv(self.depth_info + 1e-12 * np.eye(2))
+        var = 0.5 * float(np.trace(cov)) * self.depth_n ** 0.5
+        centre = np.linalg.solve(self.depth_info + 1e-12 * np.eye(2), self.depth_rhs)
+        var = max(var, 0.5 * float(np.sum((centre - xy) ** 2)))
+        return float(min(MAX_POSITION_VAR, max(MIN_DEPTH_VAR, var)))
 
     def seen_from_where_it_lies(self, xy: tuple[float, float]) -> bool:
         """Is ``xy`` on average less than MIN_RANGE_M in front of the cameras that saw it (False

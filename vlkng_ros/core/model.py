@@ -82,9 +82,34 @@ class CameraModel:
         fx = (width / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
         return CameraModel(width, height, fx, fx, width / 2.0, height / 2.0)
 
+    @staticmethod
+    def from_k(width: int, height: int, k: Any) -> "CameraModel | None":
+        """From a CameraInfo's size and row-major 3x3 K; None when K or the size is unusable."""
+        k = [float(v) for v in k]
+        if int(width) <= 0 or int(height) <= 0 or len(k) < 6 or not (k[0] > 0 and k[4] > 0):
+            return None
+        return CameraModel(int(width), int(height), k[0], k[4], k[2], k[5])
+
     def bearing(self, u: float) -> float:
         """Angle (rad, left positive) of image column ``u`` relative to the optical axis."""
         return math.atan2(self.cx - u, self.fx)
+
+    def project(self, points: Any) -> Any:
+        """Nx3 points in the optical frame (x right, y down, z forward, metres) -> Nx2 pixels
+        (u, v); points at or behind the camera get NaN."""
+        import numpy as np
+
+        p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(p[:, 2] > 1e-6, p[:, 2], np.nan)
+            return np.column_stack([self.fx * p[:, 0] / z + self.cx, self.fy * p[:, 1] / z + self.cy])
+
+    def back_project(self, u: Any, v: Any, depth: Any) -> Any:
+        """Pixels (u, v) with optical depth z (m) -> Nx3 points in the optical frame."""
+        import numpy as np
+
+        u, v, z = (np.asarray(a, dtype=np.float64).ravel() for a in (u, v, depth))
+        return np.column_stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z])
 
 
 @dataclass
@@ -99,6 +124,7 @@ class Keyframe:
     pose: Pose | None = None  # None when no pose was close enough in time (never made up)
     image_ref: str = ""  # frame-store key of the JPEG
     place: str | None = None  # set from perception when it names the kind of place
+    frame_id: str = ""  # the image's header.frame_id (the camera frame its pose is of, with TF)
 
     @property
     def key(self) -> str:

@@ -13,20 +13,24 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
-from .capture import KeyframeSelector, PoseBuffer, decode_image, encode_jpeg
+from .capture import KeyframeSelector, PoseBuffer
 from .chunking import chunk_keyframes
 from .config import VlkngConfig
+from .images import decode_image, encode_depth_png, encode_jpeg
 from .llm.base import LLM
 from .memory import Memory
 from .model import CameraModel, ChunkGraph, Keyframe, Pose, chunk_id
 from .perception.base import ChunkInput, PerceptionError, PerceptionUnavailable, Perceiver
+from .poses import TfPoses, TopicPoses, choose_source
 from .stoa import MergeReport, StoaMerger
 from .stores.frame_store import validate_tour_id
 
@@ -36,9 +40,67 @@ if TYPE_CHECKING:
 log = logging.getLogger("vlkng.build")
 
 
+DepthSource = Union[np.ndarray, Callable[[], np.ndarray]]  # metres (NaN = none), or how to decode it
+
+
+class DepthWriter:
+    """Keyframe depth into the frame store, off the capture thread: encoding a 16-bit PNG costs
+    tens of milliseconds, decoding the message a few, so capture only hands the message over.
+
+    ``submit`` queues (tour, stamp, depth or a function decoding it); a worker thread decodes,
+    shrinks by ``scale`` (every scale-th reading: no made-up depths between surfaces), encodes and
+    writes. A full queue drops the depth (counted and logged) unless ``block``: a live robot keeps
+    capturing colour keyframes whatever happens to depth. ``flush`` waits until all is written."""
+
+    def __init__(self, frames, scale: int = 2, capacity: int = 64, block: bool = False) -> None:
+        self.frames = frames
+        self.scale = max(1, int(scale))
+        self.block = block
+        self._queue: queue.Queue = queue.Queue(maxsize=capacity)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.written = self.dropped = self.failed = 0
+        self.seconds = 0.0  # worker time: decode + shrink + PNG encode + write
+
+    def submit(self, tour_id: str, stamp_ns: int, depth: DepthSource) -> bool:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="vlkng-depth-writer", daemon=True)
+                self._thread.start()
+        try:
+            self._queue.put((tour_id, stamp_ns, depth), block=self.block)
+            return True
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 100 == 0:
+                log.warning("depth writer behind: %d keyframe depth frame(s) dropped so far", self.dropped)
+            return False
+
+    def flush(self) -> None:
+        if self._thread is not None:
+            self._queue.join()
+
+    def _run(self) -> None:
+        while True:
+            tour_id, stamp_ns, depth = self._queue.get()
+            t0 = time.perf_counter()
+            try:
+                d = depth() if callable(depth) else depth
+                if self.scale > 1:
+                    d = d[:: self.scale, :: self.scale]
+                self.frames.put_depth(tour_id, stamp_ns, encode_depth_png(d))
+                self.written += 1
+            except Exception as e:  # a bad depth frame or a full disk: logged, capture goes on
+                self.failed += 1
+                log.error("keyframe %s/%d: depth not stored: %s: %s", tour_id, stamp_ns, type(e).__name__, e)
+            finally:
+                self.seconds += time.perf_counter() - t0
+                self._queue.task_done()
+
+
 class MemoryBuilder:
     def __init__(self, memory: Memory, cfg: VlkngConfig, perceiver: Perceiver | None,
-                 camera: CameraModel | None = None, llm: LLM | None = None) -> None:
+                 camera: CameraModel | None = None, llm: LLM | None = None, block_on_depth: bool = False) -> None:
         self.memory = memory
         self.cfg = cfg
         self.perceiver = perceiver
@@ -46,6 +108,7 @@ class MemoryBuilder:
         self.merger = StoaMerger(memory, cfg, llm)
         self._selectors: dict[str, KeyframeSelector] = {}
         self._next_index: dict[str, int] = {}
+        self.depth_writer = DepthWriter(memory.frames, cfg.depth.store_scale, block=block_on_depth)
 
     # --- capture ---------------------------------------------------------------------------
     def set_camera(self, tour_id: str, camera: CameraModel) -> None:
@@ -55,8 +118,12 @@ class MemoryBuilder:
         if self.memory.graph.get_meta(key) != value:
             self.memory.graph.set_meta(key, value)
 
-    def ingest_frame(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None) -> Keyframe | None:
-        """Keep the frame as a keyframe if it is useful; store its JPEG and row. Returns it."""
+    def ingest_frame(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None,
+                     frame_id: str = "", depth: DepthSource | None = None) -> Keyframe | None:
+        """Keep the frame as a keyframe if it is useful; store its JPEG and row, and its depth
+        (metres registered to ``rgb``, or a function decoding it: called only for a keyframe)
+        through the depth writer. Returns the keyframe. ``frame_id``: the image's camera frame
+        (kept on the keyframe)."""
         selector = self._selectors.setdefault(tour_id, KeyframeSelector(self.cfg.capture))
         decision = selector.consider(stamp_ns, rgb, pose)
         if not decision.keep:
@@ -71,13 +138,24 @@ class MemoryBuilder:
             self.set_camera(tour_id, self.camera or CameraModel.from_hfov(
                 rgb.shape[1], rgb.shape[0], self.cfg.capture.camera_hfov_deg))
         ref = self.memory.frames.put(tour_id, stamp_ns, encode_jpeg(rgb, self.cfg.capture.jpeg_quality))
-        kf = Keyframe(tour_id, stamp_ns, self._next_index[tour_id], rgb.shape[1], rgb.shape[0], pose, ref)
+        kf = Keyframe(tour_id, stamp_ns, self._next_index[tour_id], rgb.shape[1], rgb.shape[0], pose, ref,
+                      frame_id=frame_id)
         with self.memory.write_lock:
             graph.upsert_keyframes([kf])
             self.memory.touch()
         self._next_index[tour_id] += 1
+        if depth is not None and self.cfg.depth.enabled:
+            self.depth_writer.submit(tour_id, stamp_ns, depth)
         log.debug("keyframe %s #%d (%s)", kf.key, kf.index, decision.reason)
         return kf
+
+    def attach_depth(self, tour_id: str, stamp_ns: int, depth: DepthSource) -> bool:
+        """Store depth for the keyframe at ``stamp_ns`` (also when it arrives after the keyframe:
+        positions placed without it are re-solved at the next merge). False when depth is off,
+        the frame is no keyframe, or the writer dropped it."""
+        if not self.cfg.depth.enabled or self.memory.graph.get_keyframe(tour_id, stamp_ns) is None:
+            return False
+        return self.depth_writer.submit(tour_id, stamp_ns, depth)
 
     # --- perception ------------------------------------------------------------------------
     def chunk_path(self, tour_id: str, chunk_index: int) -> Path:
@@ -143,6 +221,7 @@ class BuildReport:
     frames_unreadable: int = 0
     frames_without_pose: int = 0
     keyframes: int = 0
+    keyframes_with_depth: int = 0
     chunks: int = 0
     chunks_merged: int = 0
     chunks_skipped: int = 0
@@ -180,22 +259,68 @@ class BuildReport:
                 f"{max(lat):.2f} max{tokens}")
 
 
+def tour_pose_lookup(tour: "Tour", cfg: VlkngConfig) -> tuple[str, Callable[[int, str], Pose | None]]:
+    """(source, lookup(stamp_ns, camera_frame)) for the tour's frames, per ``capture.pose_source``."""
+    from .tour import TF_TOPICS
+
+    has_tf = any(tour.has_topic(t) for t in TF_TOPICS)
+    pose_topic, odom_topic = _abs_topic(cfg.pose_topic), _abs_topic(cfg.odom_topic)
+    tf_poses = None
+
+    def tf_usable() -> bool:
+        nonlocal tf_poses
+        if not has_tf:
+            return False
+        tf_poses = TfPoses(tour.transforms(), cfg.capture.map_frame)
+        return tf_poses.connects(tour.first_frame_id())
+
+    source = choose_source(cfg.capture.pose_source, tf_usable, tour.has_topic(pose_topic), tour.has_topic(odom_topic))
+    if source == "tf":
+        if tf_poses is None and not tf_usable():
+            frame = tour.first_frame_id()
+            raise ValueError(f"{tour.tour_id}: capture.pose_source tf, but the bag's /tf and /tf_static do not "
+                             f"connect {cfg.capture.map_frame!r} to the image frame {frame!r}")
+        log.info("%s: poses from TF %s -> <image frame> (%s)", tour.tour_id, cfg.capture.map_frame,
+                 tour.first_frame_id())
+        return source, tf_poses.lookup  # type: ignore[union-attr]
+    if not source:
+        log.warning("%s: no pose source in the bag (no /tf to the image frame, no %s, no %s): keyframes "
+                    "get no pose", tour.tour_id, pose_topic, odom_topic)
+        return "", lambda _s, _f: None
+    topic = pose_topic if source == "pose" else odom_topic
+    if not tour.has_topic(topic):
+        raise ValueError(f"{tour.tour_id}: capture.pose_source {source}, but the bag has no {topic}")
+    buf = PoseBuffer(cfg.capture.pose_max_age_s, capacity=10**7)
+    for stamp, pose in tour.poses(topic):
+        buf.add(stamp, pose)
+    log.info("%s: poses from %s (%d messages)", tour.tour_id, topic, len(buf))
+    return source, TopicPoses(buf).lookup
+
+
 def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, progress: bool = True,
-               perceiver: Perceiver | None = None, llm: LLM | None = None) -> BuildReport:
-    """Build (or extend) ``memory`` from a tour folder. Re-running changes nothing."""
+               perceiver: Perceiver | None = None, llm: LLM | None = None,
+               tour_id: str | None = None) -> BuildReport:
+    """Build (or extend) ``memory`` from a tour folder. Re-running changes nothing.
+
+    The tour's id in the memory comes from its content (core/tour_identity.py); ``tour_id``
+    names it instead (refused when that name already holds other content)."""
     from .perception.registry import make_perceiver
     from .tour import Tour
+    from .tour_identity import resolve_tour_id
 
+    if tour_id:
+        validate_tour_id(tour_id)
     if not isinstance(tour, Tour):
         tour = open_tour(tour, cfg)
-    report = BuildReport(tour.tour_id)
     graph = memory.graph
+    tour.tour_id = resolve_tour_id(graph, tour, tour_id)
+    report = BuildReport(tour.tour_id)
     graph.set_meta(f"tour_path:{tour.tour_id}", str(Path(tour.path).resolve()))
     if perceiver is None:
         perceiver = make_perceiver(cfg, annotations=tour.annotations)
     report.perception_backend = getattr(perceiver, "name", "")
     camera = tour.camera_model(cfg.capture.camera_hfov_deg)
-    builder = MemoryBuilder(memory, cfg, perceiver, camera, llm)
+    builder = MemoryBuilder(memory, cfg, perceiver, camera, llm, block_on_depth=True)
     builder.set_camera(tour.tour_id, camera)
 
     t0 = time.perf_counter()
@@ -205,9 +330,7 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
         report.frames = tour.frame_count()
         _say(progress, f"{tour.tour_id}: capture already done ({len(keyframes)} keyframes)")
     else:
-        poses = PoseBuffer(cfg.capture.pose_max_age_s, capacity=10**7)
-        for stamp, pose in tour.poses():
-            poses.add(stamp, pose)
+        source, lookup = tour_pose_lookup(tour, cfg)
         total = max(tour.frame_count(), 1)
         last_print = time.perf_counter()
         for fm in tour.frames():
@@ -216,19 +339,24 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
                 report.frames_unreadable += 1
                 log.error("%s frame %d skipped: %s", tour.tour_id, fm.stamp_ns, fm.error)
                 continue
-            pose = poses.lookup(fm.stamp_ns)
-            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose)
+            pose = lookup(fm.stamp_ns, fm.frame_id)
+            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose, fm.frame_id,
+                                      depth=fm.depth if cfg.depth.enabled else None)
+            if kf is not None and fm.depth is not None:
+                report.keyframes_with_depth += 1
             if kf is not None and kf.pose is None:
                 report.frames_without_pose += 1
             if progress and time.perf_counter() - last_print > 2.0:
                 last_print = time.perf_counter()
                 _say(True, f"{tour.tour_id}: capture {report.frames}/{total} frames")
+        builder.depth_writer.flush()
+        report.seconds["depth_store"] = builder.depth_writer.seconds
         keyframes = graph.keyframes(tour.tour_id)
         if not tour.read_errors():
             graph.set_meta(capture_key, "done")
         if report.frames_without_pose:
-            log.warning("%s: %d keyframes have no pose (no %s message within %.2f s)", tour.tour_id,
-                        report.frames_without_pose, tour.pose_topic, cfg.capture.pose_max_age_s)
+            log.warning("%s: %d keyframes have no pose (pose source: %s)", tour.tour_id,
+                        report.frames_without_pose, source or "none")
     report.read_errors = list(tour.read_errors())
     report.keyframes = len(keyframes)
     t1 = time.perf_counter()
@@ -308,7 +436,8 @@ def open_tour(path: "str | Path", cfg: VlkngConfig) -> "Tour":
     """A tour folder opened with the configured image and pose topics."""
     from .tour import Tour
 
-    return Tour.open(path, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic))
+    return Tour.open(path, image_topic=_abs_topic(cfg.image_topic), pose_topic=_abs_topic(cfg.pose_topic),
+                     depth=cfg.depth)
 
 
 def _abs_topic(name: str) -> str:

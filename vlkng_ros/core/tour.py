@@ -1,14 +1,22 @@
-"""Reader for tour folders in tour-format v1 (see /work/shared/tour-format.md).
+"""Reader for tour folders in tour-format v2 (see /work/shared/tour-format.md).
 
 A tour is ``bag/`` (rosbag2: metadata.yaml + .mcap or .db3) plus optional ``annotations.jsonl``,
 ``questions.json`` and ``world.json``. The bag is read with the ``rosbags`` library. A damaged
 bag never crashes the caller: when rosbags cannot open it (a truncated MCAP has no footer), the
 storage files are scanned record by record and everything readable is returned; every problem is
 logged on ``vlkng.tour`` and kept in :meth:`Tour.read_errors`.
+
+Depth (v2, optional): an aligned depth image topic (16UC1 mm / 32FC1 m, or compressedDepth) and/or
+a PointCloud2 topic. Each colour frame gets the depth frame stamped nearest to it within
+``depth.max_offset_ms`` (clouds: three times that, a LiDAR turns at 10-20 Hz), read in the same
+pass over the bag; the depth is decoded only when asked for (``FrameMsg.depth()``), so frames that
+do not become keyframes cost nothing more.
 """
 
 from __future__ import annotations
 
+import bisect
+import collections
 import json
 import logging
 import math
@@ -16,18 +24,29 @@ import sqlite3
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from vlkng_ros.core.images import compressed_kind, decode_compressed, decode_raw
+from vlkng_ros.core.config import DepthConfig
+from vlkng_ros.core.depth import cloud_to_depth, cloud_xyz, transform_points
+from vlkng_ros.core.images import (compressed_kind, decode_compressed, decode_compressed_depth, decode_depth,
+                                   decode_raw, is_compressed_depth)
 from vlkng_ros.core.model import CameraModel, Pose
+
+if TYPE_CHECKING:
+    from vlkng_ros.core.tf import TransformBuffer
 
 log = logging.getLogger("vlkng.tour")
 
 IMAGE_TYPES = ("sensor_msgs/msg/CompressedImage", "sensor_msgs/msg/Image")
 DEFAULT_IMAGE_TOPICS = ("/camera/image_raw/compressed", "/camera/image_raw")
-POSE_TYPES = ("geometry_msgs/msg/PoseWithCovarianceStamped", "geometry_msgs/msg/PoseStamped")
+CLOUD_TYPE = "sensor_msgs/msg/PointCloud2"
+CLOUD_OFFSET_FACTOR = 3  # a cloud may be this many times further from a frame than a depth image
+POSE_TYPES = ("geometry_msgs/msg/PoseWithCovarianceStamped", "geometry_msgs/msg/PoseStamped",
+              "nav_msgs/msg/Odometry")
+TF_TOPICS = ("/tf", "/tf_static")
+TF_TYPE = "tf2_msgs/msg/TFMessage"
 _MCAP_MAGIC = b"\x89MCAP0\r\n"
 
 
@@ -40,6 +59,8 @@ class FrameMsg:
     error: str | None  # why decoding failed
     width: int  # 0 when unknown
     height: int
+    depth: Callable[[], np.ndarray] | None = None  # decodes the matched depth (float32 m, NaN = none)
+    frame_id: str = ""  # the image's header.frame_id: the camera frame TF gives the pose of
 
 
 def _stamp_ns(header: Any) -> int:
@@ -59,10 +80,13 @@ class _Bag:
         self.topics: dict[str, tuple[str, int | None]] = {}  # topic -> (msgtype, message count)
         self.use_rosbags = True
         self.files = sorted([*bag_dir.glob("*.mcap"), *bag_dir.glob("*.db3")])
+        self.stamp_range = (0, 0)  # first and last message log time (ns), from the bag's index
         try:
             from rosbags.rosbag2 import Reader
 
             with Reader(bag_dir) as reader:
+                if reader.message_count:
+                    self.stamp_range = (int(reader.start_time), int(reader.end_time))
                 for c in reader.connections:
                     self.topics[c.topic] = (c.msgtype, c.msgcount)
         except Exception as e:  # noqa: BLE001 - any damage: fall back to scanning the files
@@ -270,8 +294,10 @@ def _question_problem(q: Any) -> str | None:
     if options is not None:
         if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
             return "options must be a list of strings"
-        letters = [o.split(".", 1)[0].strip() for o in options]
-        if q.get("answer") not in letters:
+        from .ask.options import parse_options  # the engine's reading of options, not a second one
+
+        letters = [k for k, _ in parse_options(options)]
+        if str(q.get("answer") or "").upper() not in letters:
             return f"answer {q.get('answer')!r} is not one of the options' letters"
     goal = q.get("goal_xy")
     if goal is not None and not (isinstance(goal, (list, tuple)) and len(goal) == 2
@@ -292,9 +318,14 @@ class Tour:
     """One tour folder. Open with :meth:`Tour.open`."""
 
     def __init__(self, path: Path, bag: _Bag, image_topic: str, pose_topic: str, camera_info_topic: str,
-                 annotations: dict[int, dict], questions: list[dict], world: dict | None, errors: list[str]):
+                 annotations: dict[int, dict], questions: list[dict], world: dict | None, errors: list[str],
+                 depth: DepthConfig | None = None):
+        from .tour_identity import derive_tour_id
+
         self.path = path
-        self.tour_id = path.name
+        # derived from the folder name; build_tour replaces it by the id the memory knows the
+        # tour's content under (core/tour_identity.py)
+        self.tour_id = derive_tour_id(path.name)
         self._bag = bag
         self.image_topic = image_topic
         self.pose_topic = pose_topic
@@ -303,12 +334,21 @@ class Tour:
         self.questions = questions
         self.world = world
         self._errors = errors
-        self._poses: list[tuple[int, Pose]] | None = None
+        self._pose_cache: dict[str, list[tuple[int, Pose]]] = {}
+        self._tf: "TransformBuffer | None" = None
         self._frame_count: int | None = None
+        self.depth_cfg = depth if depth is not None else DepthConfig()
+        topics = bag.topics
+        want = _abs(self.depth_cfg.topic)
+        self.depth_topic = want if (self.depth_cfg.enabled and want and want in topics) else None
+        cloud = _abs(self.depth_cfg.cloud_topic) or ("/points" if self.depth_cfg.enabled else "")
+        self.cloud_topic = cloud if (self.depth_cfg.enabled and cloud in topics
+                                     and topics[cloud][0] == CLOUD_TYPE) else None
+        self._camera: CameraModel | None = None
 
     @staticmethod
     def open(path: str | Path, image_topic: str | None = None, pose_topic: str = "/pose",
-             camera_info_topic: str = "/camera/camera_info") -> "Tour":
+             camera_info_topic: str = "/camera/camera_info", depth: DepthConfig | None = None) -> "Tour":
         root = Path(path).expanduser()
         if not root.exists():
             raise FileNotFoundError(f"tour folder {root} does not exist")
@@ -321,6 +361,9 @@ class Tour:
         errors: list[str] = []
         bag = _Bag(bag_dir, errors)
         topics = bag.topics
+        if not bag.use_rosbags and not any(m in IMAGE_TYPES for m, _ in topics.values()):
+            raise ValueError(f"{bag_dir}: the bag is damaged and no image message could be recovered "
+                             f"(0 frames): {errors[-1] if errors else 'unreadable'}")
         if image_topic is None:
             image_topic = next((t for t in DEFAULT_IMAGE_TOPICS if t in topics), None) or next(
                 (t for t, (m, _) in sorted(topics.items()) if m in IMAGE_TYPES), None)
@@ -330,8 +373,6 @@ class Tour:
             raise ValueError(f"{bag_dir}: image topic {image_topic} not in the bag (topics: {sorted(topics)})")
         elif topics[image_topic][0] not in IMAGE_TYPES:
             raise ValueError(f"{bag_dir}: {image_topic} is {topics[image_topic][0]}, not an image type")
-        if pose_topic not in topics:
-            log.warning("%s: no %s topic; frames will have no pose", bag_dir, pose_topic)
         annotations = _load_annotations(root / "annotations.jsonl", errors)
         questions = _load_questions(root / "questions.json", errors)
         world = None
@@ -343,7 +384,8 @@ class Tour:
             except (ValueError, UnicodeDecodeError) as e:
                 _problem(errors, f"{root / 'world.json'}: unusable ({e}); ignored")
                 world = None
-        return Tour(root, bag, image_topic, pose_topic, camera_info_topic, annotations, questions, world, errors)
+        return Tour(root, bag, image_topic, pose_topic, camera_info_topic, annotations, questions, world, errors,
+                    depth)
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -361,23 +403,109 @@ class Tour:
             _problem(self._errors, f"{self.tour_id}: {msgtype} message logged at {log_ns} is unreadable ({e}); skipped")
             return None
 
+    @property
+    def has_depth(self) -> bool:
+        """The bag has an aligned depth topic or a point cloud (and depth is enabled)."""
+        return self.depth_topic is not None or self.cloud_topic is not None
+
     def frames(self) -> Iterator[FrameMsg]:
-        """Image messages in stamp order; non-increasing stamps (clock jumps) are skipped."""
-        last = None
-        for _, msgtype, log_ns, raw in self._bag.messages({self.image_topic}):
-            msg = self._deserialize(raw, msgtype, log_ns)
-            if msg is None:
-                continue
-            stamp = _stamp_ns(msg.header)
-            if last is not None and stamp <= last:
-                _problem(self._errors, f"{self.tour_id}: image stamp {stamp} is not after {last} (clock jump?); "
-                                       f"frame skipped")
-                continue
-            last = stamp
-            frame = _decode(msg, msgtype, stamp)
-            if frame.error:
-                _problem(self._errors, f"{self.tour_id}: frame {stamp}: {frame.error}")
-            yield frame
+        """Image messages in stamp order; non-increasing stamps (clock jumps) are skipped. With
+        depth in the bag, each frame carries its matched depth frame (``FrameMsg.depth``)."""
+        if not self.has_depth:
+            last: list[int] = []
+            for _, msgtype, log_ns, raw in self._bag.messages({self.image_topic}):
+                frame = self._colour_frame(msgtype, log_ns, raw, last)
+                if frame is not None:
+                    yield frame
+            return
+        yield from self._frames_with_depth()
+
+    def _colour_frame(self, msgtype: str, log_ns: int, raw: bytes, last: list[int]) -> FrameMsg | None:
+        """One decoded colour frame; None for an unreadable message or a stamp not after ``last``
+        (a one-element list carrying the previous stamp between calls)."""
+        msg = self._deserialize(raw, msgtype, log_ns)
+        if msg is None:
+            return None
+        stamp = _stamp_ns(msg.header)
+        if last and stamp <= last[0]:
+            _problem(self._errors, f"{self.tour_id}: image stamp {stamp} is not after {last[0]} (clock jump?); "
+                                   f"frame skipped")
+            return None
+        last[:] = [stamp]
+        frame = _decode(msg, msgtype, stamp)
+        frame.frame_id = str(msg.header.frame_id).lstrip("/")
+        if frame.error:
+            _problem(self._errors, f"{self.tour_id}: frame {stamp}: {frame.error}")
+        return frame
+
+    def _frames_with_depth(self) -> Iterator[FrameMsg]:
+        """One pass over colour and depth: a colour frame waits (decoded, without depth) until a
+        depth message stamped after it plus the tolerance was read, or the bag ends."""
+        tol = int(self.depth_cfg.max_offset_ms * 1e6)
+        depth_topics = {t for t in (self.depth_topic, self.cloud_topic) if t}
+        pending: collections.deque = collections.deque()
+        buffers: dict[str, tuple[list[int], list[Any]]] = {t: ([], []) for t in depth_topics}
+        latest: dict[str, int] = {t: -1 for t in depth_topics}
+        last: list[int] = []
+
+        def ready(frame: FrameMsg) -> bool:
+            return all(latest[t] > frame.stamp_ns + self._tolerance(t, tol) for t in depth_topics)
+
+        def emit(frame: FrameMsg) -> FrameMsg:
+            for t in (self.depth_topic, self.cloud_topic):  # an aligned image first, then a cloud
+                if t and frame.depth is None:
+                    frame.depth = self._match(t, buffers[t], frame.stamp_ns, self._tolerance(t, tol))
+            return frame
+
+        for topic, msgtype, log_ns, raw in self._bag.messages({self.image_topic, *depth_topics}):
+            if topic == self.image_topic:
+                frame = self._colour_frame(msgtype, log_ns, raw, last)
+                if frame is not None:
+                    pending.append(frame)
+            else:
+                msg = self._deserialize(raw, msgtype, log_ns)
+                if msg is None:
+                    continue
+                stamp = _stamp_ns(msg.header)
+                stamps, msgs = buffers[topic]
+                i = bisect.bisect_left(stamps, stamp)
+                stamps.insert(i, stamp)
+                msgs.insert(i, (msgtype, msg))
+                latest[topic] = max(latest[topic], stamp)
+            while pending and ready(pending[0]):
+                yield emit(pending.popleft())
+            oldest = pending[0].stamp_ns if pending else max(latest.values())
+            for t, (stamps, msgs) in buffers.items():  # depth older than every waiting frame can go
+                cut = bisect.bisect_left(stamps, oldest - 2 * self._tolerance(t, tol))
+                del stamps[:cut], msgs[:cut]
+        while pending:
+            yield emit(pending.popleft())
+
+    def _tolerance(self, topic: str, tol: int) -> int:
+        return tol * CLOUD_OFFSET_FACTOR if topic == self.cloud_topic else tol
+
+    def _match(self, topic: str, buffer: tuple[list[int], list[Any]], stamp: int,
+               tol: int) -> Callable[[], np.ndarray] | None:
+        stamps, msgs = buffer
+        i = bisect.bisect_left(stamps, stamp)
+        best = min((j for j in (i - 1, i) if 0 <= j < len(stamps)), key=lambda j: abs(stamps[j] - stamp), default=None)
+        if best is None or abs(stamps[best] - stamp) > tol:
+            return None
+        msgtype, msg = msgs[best]
+        if topic == self.cloud_topic:
+            return lambda: self._cloud_depth(msg)
+        return lambda: _decode_depth_msg(msg, msgtype)
+
+    def _cloud_depth(self, msg: Any) -> np.ndarray:
+        """A PointCloud2 moved into the camera's optical frame (``depth.cloud_frame_to_camera``)
+        and projected into a depth image of the colour frame's size."""
+        if self._camera is None:
+            self._camera = self.camera_model(90.0)
+        fields = [(f.name, int(f.offset), int(f.datatype), int(f.count)) for f in msg.fields]
+        pts = cloud_xyz(fields, int(msg.width), int(msg.height), int(msg.point_step), int(msg.row_step),
+                        np.asarray(msg.data, dtype=np.uint8), bool(msg.is_bigendian))
+        rot, trans = self.depth_cfg.cloud_transform()
+        return cloud_to_depth(transform_points(pts, rot, trans), self._camera, self.depth_cfg.noise())
 
     def frame_count(self) -> int:
         """Number of image messages in the bag (from the bag's index when it has one)."""
@@ -388,18 +516,56 @@ class Tour:
             self._frame_count = int(count)
         return self._frame_count
 
-    def poses(self) -> list[tuple[int, Pose]]:
-        """(stamp_ns, Pose) of every pose message, sorted by stamp."""
-        if self._poses is None:
+    def has_topic(self, topic: str) -> bool:
+        return topic in self._bag.topics
+
+    def first_frame_id(self) -> str:
+        """The camera frame the first readable image names (its header.frame_id)."""
+        for _, msgtype, log_ns, raw in self._bag.messages({self.image_topic}):
+            msg = self._deserialize(raw, msgtype, log_ns)
+            if msg is not None:
+                return str(msg.header.frame_id).lstrip("/")
+        return ""
+
+    def transforms(self) -> "TransformBuffer":
+        """Every transform of ``/tf`` and ``/tf_static`` in one buffer (the whole bag, no cache limit)."""
+        from vlkng_ros.core.tf import TransformBuffer
+
+        if self._tf is None:
+            buf = TransformBuffer(cache_s=None)
+            bad = 0
+            for topic, msgtype, log_ns, raw in self._bag.messages(set(TF_TOPICS) & set(self._bag.topics)):
+                if msgtype != TF_TYPE:
+                    _problem(self._errors, f"{self.tour_id}: {topic} has type {msgtype}, not {TF_TYPE}; skipped")
+                    continue
+                msg = self._deserialize(raw, msgtype, log_ns)
+                for ts in msg.transforms if msg is not None else []:
+                    tr, rot = ts.transform.translation, ts.transform.rotation
+                    try:
+                        buf.set_transform(ts.header.frame_id, ts.child_frame_id, _stamp_ns(ts.header),
+                                          (tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w),
+                                          static=topic == "/tf_static")
+                    except ValueError as e:
+                        bad += 1
+                        if bad <= 3:
+                            _problem(self._errors, f"{self.tour_id}: {topic}: {e}; transform skipped")
+            self._tf = buf
+        return self._tf
+
+    def poses(self, topic: str | None = None) -> list[tuple[int, Pose]]:
+        """(stamp_ns, Pose) of every message of a pose topic (default ``pose_topic``;
+        PoseWithCovarianceStamped, PoseStamped or Odometry), sorted by stamp."""
+        topic = topic or self.pose_topic
+        if topic not in self._pose_cache:
             out: list[tuple[int, Pose]] = []
-            for _, msgtype, log_ns, raw in self._bag.messages({self.pose_topic}):
+            for _, msgtype, log_ns, raw in self._bag.messages({topic}):
                 if msgtype not in POSE_TYPES:
-                    _problem(self._errors, f"{self.tour_id}: {self.pose_topic} has type {msgtype}; no poses read")
+                    _problem(self._errors, f"{self.tour_id}: {topic} has type {msgtype}; no poses read")
                     break
                 msg = self._deserialize(raw, msgtype, log_ns)
                 if msg is None:
                     continue
-                p = msg.pose.pose if msgtype.endswith("WithCovarianceStamped") else msg.pose
+                p = msg.pose if msgtype.endswith("/PoseStamped") else msg.pose.pose
                 vals = (p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
                         p.orientation.z, p.orientation.w)
                 if not all(math.isfinite(v) for v in vals):
@@ -407,8 +573,8 @@ class Tour:
                     continue
                 out.append((_stamp_ns(msg.header), Pose(*(float(v) for v in vals), frame_id=msg.header.frame_id or "map")))
             out.sort(key=lambda sp: sp[0])
-            self._poses = out
-        return list(self._poses)
+            self._pose_cache[topic] = out
+        return list(self._pose_cache[topic])
 
     def camera_model(self, default_hfov_deg: float) -> CameraModel:
         """Intrinsics from the first usable CameraInfo, else ``default_hfov_deg`` and the frame size."""
@@ -425,9 +591,30 @@ class Tour:
                 return CameraModel.from_hfov(frame.width, frame.height, default_hfov_deg)
         raise ValueError(f"{self.tour_id}: no CameraInfo and no decodable frame to size the camera from")
 
+    def stamp_range(self) -> tuple[int, int]:
+        """First and last message log time of the bag (ns); (0, 0) for a damaged bag."""
+        return self._bag.stamp_range
+
+    def storage_files(self) -> list[Path]:
+        """The bag's storage files (.mcap / .db3), sorted by name."""
+        return list(self._bag.files)
+
     def read_errors(self) -> list[str]:
         """Problems met so far while reading (damaged bag, bad messages, bad annotation lines)."""
         return list(self._errors)
+
+
+def _abs(topic: str) -> str:
+    return "" if not topic else (topic if topic.startswith("/") else "/" + topic)
+
+
+def _decode_depth_msg(msg: Any, msgtype: str) -> np.ndarray:
+    if msgtype == "sensor_msgs/msg/CompressedImage":
+        if not is_compressed_depth(str(msg.format)):
+            raise ValueError(f"depth CompressedImage format {msg.format!r} is not compressedDepth")
+        return decode_compressed_depth(np.asarray(msg.data, dtype=np.uint8), str(msg.format))
+    return decode_depth(str(msg.encoding), int(msg.width), int(msg.height), int(msg.step),
+                        np.asarray(msg.data, dtype=np.uint8), bool(msg.is_bigendian))
 
 
 def _decode(msg: Any, msgtype: str, stamp: int) -> FrameMsg:
@@ -442,7 +629,8 @@ def _decode(msg: Any, msgtype: str, stamp: int) -> FrameMsg:
         return FrameMsg(stamp, rgb, None, rgb.shape[1], rgb.shape[0])
     w, h = int(msg.width), int(msg.height)
     try:
-        rgb = decode_raw(str(msg.encoding), w, h, int(msg.step), np.asarray(msg.data, dtype=np.uint8))
+        rgb = decode_raw(str(msg.encoding), w, h, int(msg.step), np.asarray(msg.data, dtype=np.uint8),
+                         is_bigendian=bool(msg.is_bigendian))
     except ValueError as e:
         return FrameMsg(stamp, None, str(e), w, h)
     return FrameMsg(stamp, rgb, None, w, h)

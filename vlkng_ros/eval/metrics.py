@@ -84,12 +84,57 @@ def memory_association(memory, tour_dirs: list[str]) -> dict:
 
     graph = memory.graph
     annotations: dict[str, dict[int, dict]] = {}
-    dirs = list(tour_dirs) or [p for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
-    for d in dirs:
-        if Path(d, "annotations.jsonl").exists():
+    from ..core.tour_identity import TOUR_OF_FINGERPRINT_META, tour_fingerprint
+
+    if tour_dirs:  # the memory's id of each given tour comes from the tour's content
+        pairs = []
+        for d in tour_dirs:
             tour = Tour.open(d)
-            annotations[tour.tour_id] = tour.annotations
+            tid = graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
+            pairs.append((tid, d))
+    else:
+        pairs = [(t, p) for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
+    for tid, d in pairs:
+        if Path(d, "annotations.jsonl").exists():
+            annotations[tid] = Tour.open(d).annotations
     association = {"precision": None, "recall": None, "f1": None, "fragmentation": None}
     if annotations:
         association = association_scores(match_observations(list(graph.iter_objects()), annotations))
     return {"association": association, "scored_tours": sorted(annotations)}
+
+
+def position_errors(memory, tour_dir, position_of=None) -> list[dict]:
+    """Per ground-truth object of a generated tour (world.json): the distance from its true centre
+    to the memory node holding most of its matched observations (what /ask would most likely send
+    the robot to). ``position_of(node)`` -> ((x, y), var) | None overrides the stored position."""
+    import json
+    import math
+    from pathlib import Path
+
+    from ..core.tour import Tour
+
+    world = json.loads((Path(tour_dir) / "world.json").read_text())
+    gt = {o["gt_track"]: o for o in world["objects"]}
+    t = Tour.open(tour_dir)
+    nodes = {n.id: n for n in memory.graph.iter_objects()}
+    per_gt: dict[str, Counter] = defaultdict(Counter)
+    for node_id, track in match_observations(nodes.values(), {t.tour_id: t.annotations}):
+        per_gt[track][node_id] += 1
+    rows = []
+    for track, counts in per_gt.items():
+        if track not in gt:
+            continue
+        o = gt[track]
+        node_id, n_main = counts.most_common(1)[0]
+        node = nodes[node_id]
+        pos, var = node.position, node.position_var
+        if position_of is not None:
+            est = position_of(node)
+            pos, var = est if est else (None, None)
+        if pos is None:
+            continue
+        size = max(o.get("size_m", [0.0, 0.0])[:2])
+        rows.append({"track": track, "label": o["label"], "size": size, "big": size >= 1.0,
+                     "err": math.dist(pos, o["xy"]), "var": var or 0.0, "nodes": len(counts),
+                     "main_share": n_main / sum(counts.values()), "n_obs": sum(counts.values())})
+    return rows

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Sequence
 
 Interval = Sequence[int]
 GOAL_SUCCESS_M = 1.5
+METRIC_K = 5  # the metrics go to @5, so an evaluation asks for 5 frames whatever ask.top_k is
 METRIC_KEYS = ["retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5",
                "mrr@5", "answer_accuracy", "goal_success", "goal_error_m"]
 

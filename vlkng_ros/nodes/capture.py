@@ -1,36 +1,54 @@
-"""Frame capture node: camera images + SLAM poses -> stored, pose-tagged keyframes.
+"""Frame capture node: camera images + poses -> stored, pose-tagged keyframes.
 
-Subscribes the image topic (CompressedImage or Image, sensor-data QoS), ``pose``
-(PoseWithCovarianceStamped, map frame) and optionally ``camera/camera_info``; calls
-``MemoryBuilder.ingest_frame`` and publishes each kept keyframe on ``keyframes``.
+Subscribes the image topic (CompressedImage or Image, sensor-data QoS) and optionally
+``camera/camera_info``; calls ``MemoryBuilder.ingest_frame`` and publishes each kept keyframe on
+``keyframes`` (its header.frame_id is the image's). A frame's pose (``capture.pose_source``):
+TF ``map -> <image header.frame_id>`` at the image stamp (``tf2_ros`` where installed, else
+vlkng's own buffer on ``/tf`` + ``/tf_static``), else ``pose`` (PoseWithCovarianceStamped from
+SLAM), else ``odom`` (nav_msgs/Odometry); ``auto`` takes, per frame, the first of these that is
+coming in. Images with no pose for ``no_pose_warn_s`` give ONE warning naming what was waited for.
 
 Keeping up with a 30 fps 1280x720 camera on one core: a frame that arrives sooner than
 ``capture.min_interval_s`` after the last keyframe is dropped before it is decoded (the selector
 would reject it anyway); the rest are decoded once. Frames wait (undecoded) until a pose newer
 than their stamp has arrived, or until the pose would be too old anyway, so a frame gets the pose
 interpolated around its stamp, as SLAM publishes poses late and slower than the camera.
+
+Depth, where the robot has it: ``depth.topic`` (an RGB-D camera's aligned depth, Image 16UC1/32FC1
+or a compressedDepth CompressedImage when the name ends in 'compressedDepth') and/or
+``depth.cloud_topic`` (PointCloud2). The latest depth messages are kept undecoded; a keyframe takes
+the one stamped nearest to it within ``depth.max_offset_ms`` and the depth writer thread decodes
+and stores it, so capture pays only the lookup. Depth that arrives after its keyframe was stored
+is attached to it then (positions are re-solved at the next merge).
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
 import time
 from datetime import datetime, timezone
 from typing import Any
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, PointCloud2
 from vlkng_msgs.msg import Keyframe as KeyframeMsg
 
 from .. import conversions as conv
 from ..core.capture import PoseBuffer
+from ..core.depth import cloud_to_depth, transform_points
 from ..core.memory import Memory
-from ..core.model import CameraModel
+from ..core.model import CameraModel, Pose
 from ..core.pipeline import MemoryBuilder
+from ..core.poses import check_pose_source
 from .common import VlkngLifecycleNode, param, spin_main
+from .tf_live import make_live_tf
 
 NS = 1_000_000_000
+DEPTH_BUFFER = 60  # depth messages kept (2 s of a 30 fps camera), undecoded
+CLOUD_OFFSET_FACTOR = 3  # a cloud may be this many times further from a frame than a depth image
 
 PARAMS = {
     "tour_id": ("", "Tour id of what is captured; empty = 'tour-<UTC date-time>' at configure."),
@@ -38,7 +56,9 @@ PARAMS = {
     "camera_info_topic": ("camera/camera_info", "CameraInfo topic for intrinsics; empty = use camera_hfov_deg."),
     "keyframe_topic": ("keyframes", "Where kept keyframes are published (vlkng_msgs/Keyframe)."),
     "image_queue_depth": (30, "Images queued (best effort, sensor-data QoS) while a callback runs."),
-    "pose_wait_s": (1.0, "A frame waits (undecoded) up to this much camera time for a later /pose (s)."),
+    "pose_wait_s": (1.0, "A frame waits (undecoded) up to this much camera time for its pose (TF at its "
+                         "stamp, or a later /pose or /odom) (s)."),
+    "no_pose_warn_s": (5.0, "Warn once, loudly, when images came for this long without any pose (s)."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed."),
 }
 
@@ -51,15 +71,23 @@ class CaptureNode(VlkngLifecycleNode):
         self._pending: collections.deque = collections.deque()
         self._last_kept_ns: int | None = None
         self._latest_pose_ns = -1
+        self._latest_odom_ns = -1
         self._busy_s = 0.0
+        self._depth: dict[str, tuple[list[int], list[Any]]] = {}  # topic kind -> (stamps, messages)
+        self._awaiting_depth: collections.OrderedDict = collections.OrderedDict()  # keyframe stamps without depth
+        self.tf = None
+        self._unposed_since: float | None = None
+        self._warned_no_pose = False
 
     def setup(self) -> None:
         assert self.memory is not None
         self.tour_id = param(self, "tour_id") or datetime.now(timezone.utc).strftime("tour-%Y%m%d-%H%M%S")
         self.builder = MemoryBuilder(self.memory, self.cfg, None)
         self.poses = PoseBuffer(self.cfg.capture.pose_max_age_s)
+        self.odom = PoseBuffer(self.cfg.capture.pose_max_age_s)
         self.max_pending = int(param(self, "max_pending_frames"))
         self.pose_wait_s = float(param(self, "pose_wait_s"))
+        self.no_pose_warn_s = float(param(self, "no_pose_warn_s"))
         self.pub = self.keep(self.create_publisher(KeyframeMsg, param(self, "keyframe_topic"), 100))
         topic = self.cfg.image_topic
         kind = param(self, "image_type")
@@ -72,18 +100,59 @@ class CaptureNode(VlkngLifecycleNode):
                                history=qos_profile_sensor_data.history)
         self.keep(self.create_subscription(CompressedImage if compressed else Image, topic,
                                            self._on_image, image_qos))
-        self.keep(self.create_subscription(PoseWithCovarianceStamped, self.cfg.pose_topic,
-                                           self._on_pose, QoSProfile(depth=100)))
+        source = self.pose_source = check_pose_source(self.cfg.capture.pose_source)
+        self.map_frame = self.cfg.capture.map_frame
+        sources = []
+        if source in ("auto", "tf"):
+            self.tf, why = make_live_tf(self, self.map_frame)
+            if self.tf is None and source == "tf":
+                raise ValueError(f"capture.pose_source tf: {why} (install ros-<distro>-tf2-ros)")
+            if self.tf is None:
+                self.get_logger().info(f"no TF here ({why}): poses from /pose or /odom")
+            else:
+                sources.append(f"TF {self.map_frame} -> <image frame> ({self.tf.kind})")
+        if source in ("auto", "pose"):
+            self.keep(self.create_subscription(PoseWithCovarianceStamped, self.cfg.pose_topic,
+                                               self._on_pose, QoSProfile(depth=100)))
+            sources.append(self.resolve_topic_name(self.cfg.pose_topic))
+        if source in ("auto", "odom"):
+            self.keep(self.create_subscription(Odometry, self.cfg.odom_topic, self._on_odom, QoSProfile(depth=100)))
+            sources.append(self.resolve_topic_name(self.cfg.odom_topic))
+        self._pose_sources = sources
+        self._image_topic = self.resolve_topic_name(topic)
+        self._subscribe_depth(image_qos)
         info_topic = param(self, "camera_info_topic")
         if info_topic:
             self.keep(self.create_subscription(CameraInfo, info_topic, self._on_camera_info, 10))
         self._camera_set = False
-        self.get_logger().info(f"tour {self.tour_id!r}: images from {self.resolve_topic_name(topic)} "
-                               f"({'CompressedImage' if compressed else 'Image'}), poses from "
-                               f"{self.resolve_topic_name(self.cfg.pose_topic)}")
+        self.get_logger().info(f"tour {self.tour_id!r}: images from {self._image_topic} "
+                               f"({'CompressedImage' if compressed else 'Image'}), poses ({source}) from "
+                               f"{', then '.join(sources)}")
+
+    def _subscribe_depth(self, qos: QoSProfile) -> None:
+        d = self.cfg.depth
+        self._depth = {}
+        if not d.enabled:
+            return
+        self._cloud_rt = d.cloud_transform()  # ValueError on a malformed transform: configure fails
+        if d.topic:
+            compressed = d.topic.rstrip("/").lower().endswith("compresseddepth")
+            self._depth["image"] = ([], [])
+            self.keep(self.create_subscription(CompressedImage if compressed else Image, d.topic,
+                                               lambda m: self._on_depth("image", m), qos))
+        if d.cloud_topic:
+            self._depth["cloud"] = ([], [])
+            self.keep(self.create_subscription(PointCloud2, d.cloud_topic, lambda m: self._on_depth("cloud", m), qos))
+        self.get_logger().info("depth from " + ", ".join(
+            self.resolve_topic_name(t) for t in (d.topic, d.cloud_topic) if t))
 
     def teardown(self) -> None:
         self.flush_pending()
+        if self.builder is not None:
+            self.builder.depth_writer.flush()
+        if self.tf is not None:
+            self.tf.destroy(self)
+            self.tf = None
 
     def flush_pending(self) -> None:
         """Process every frame still waiting for a pose (end of a stream)."""
@@ -94,25 +163,89 @@ class CaptureNode(VlkngLifecycleNode):
     def _on_camera_info(self, msg: CameraInfo) -> None:
         if self._camera_set or not self.active or msg.width == 0 or msg.k[0] <= 0:
             return
-        camera = CameraModel(int(msg.width), int(msg.height), float(msg.k[0]), float(msg.k[4]),
-                             float(msg.k[2]), float(msg.k[5]))
+        camera = conv.camera_from_info(msg)
+        if camera is None:
+            return
         with self._lock:
             self.builder.set_camera(self.tour_id, camera)
         self._camera_set = True
 
     def _on_pose(self, msg: PoseWithCovarianceStamped) -> None:
+        self._add_pose(msg, "pose")
+
+    def _on_odom(self, msg: Odometry) -> None:
+        self._add_pose(msg, "odom")
+
+    def _add_pose(self, msg: Any, kind: str) -> None:
         if not self.active:
             return
         try:
             pose = conv.pose_from_msg(msg)
         except ValueError as e:
-            self.get_logger().error(f"pose ignored: {e}")
+            self.get_logger().error(f"{kind} ignored: {e}")
             return
         stamp = conv.ns_from_time(msg.header.stamp)
         with self._lock:
-            self.poses.add(stamp, pose)
-            self._latest_pose_ns = max(self._latest_pose_ns, stamp)
+            if kind == "pose":
+                self.poses.add(stamp, pose)
+                self._latest_pose_ns = max(self._latest_pose_ns, stamp)
+            else:
+                self.odom.add(stamp, pose)
+                self._latest_odom_ns = max(self._latest_odom_ns, stamp)
         self._drain()
+
+    def _on_depth(self, kind: str, msg: Any) -> None:
+        if not self.active:
+            return
+        stamp = conv.ns_from_time(msg.header.stamp)
+        with self._lock:
+            stamps, msgs = self._depth[kind]
+            if stamps and stamp < stamps[-1] - NS:
+                stamps.clear()
+                msgs.clear()  # stamps jumped back (replay restarted)
+            i = bisect.bisect_left(stamps, stamp)
+            stamps.insert(i, stamp)
+            msgs.insert(i, msg)
+            del stamps[:-DEPTH_BUFFER], msgs[:-DEPTH_BUFFER]
+            # a keyframe stored before its depth came: attach it now
+            tol = self._tolerance(kind)
+            late = [s for s in self._awaiting_depth if abs(s - stamp) <= tol]
+            for s in late:
+                del self._awaiting_depth[s]
+                if self.builder.attach_depth(self.tour_id, s, self._depth_source(kind, msg)):
+                    self.stats["depth_late"] += 1
+
+    def _tolerance(self, kind: str) -> int:
+        tol = int(self.cfg.depth.max_offset_ms * 1e6)
+        return tol * CLOUD_OFFSET_FACTOR if kind == "cloud" else tol
+
+    def _depth_source(self, kind: str, msg: Any):
+        """How to decode ``msg`` into metres registered to the colour image (run by the writer)."""
+        if kind == "image":
+            return lambda: conv.depth_to_metres(msg)
+        camera = self.builder.camera
+
+        def cloud() -> Any:
+            if camera is None:
+                raise ValueError("a point cloud needs the camera model (CameraInfo or the first frame)")
+            rot, trans = self._cloud_rt
+            return cloud_to_depth(transform_points(conv.cloud_to_xyz(msg), rot, trans), camera,
+                                  self.cfg.depth.noise())
+        return cloud
+
+    def _depth_for(self, stamp: int):
+        """The depth source nearest to ``stamp`` within tolerance (an aligned image first)."""
+        for kind in ("image", "cloud"):
+            if kind not in self._depth:
+                continue
+            stamps, msgs = self._depth[kind]
+            i = bisect.bisect_left(stamps, stamp)
+            near = [j for j in (i - 1, i) if 0 <= j < len(stamps)]
+            if near:
+                j = min(near, key=lambda j: abs(stamps[j] - stamp))
+                if abs(stamps[j] - stamp) <= self._tolerance(kind):
+                    return self._depth_source(kind, msgs[j])
+        return None
 
     def _on_image(self, msg: Any) -> None:
         if not self.active:
@@ -140,12 +273,53 @@ class CaptureNode(VlkngLifecycleNode):
                     return
                 stamp, msg = self._pending[0]
                 newest = self._pending[-1][0]
-                ready = (force or self._latest_pose_ns >= stamp or newest - stamp > max_wait
+                ready = (force or self._pose_ready(stamp, msg.header.frame_id) or newest - stamp > max_wait
                          or len(self._pending) > self.max_pending)
                 if not ready:
                     return
                 self._pending.popleft()
                 self._process(stamp, msg)
+
+    # --- poses -----------------------------------------------------------------------------
+    def _pose_ready(self, stamp: int, frame_id: str) -> bool:
+        """The best source that is coming in can give this stamp's pose (no need to wait more):
+        TF once the tree connects the map to the camera, else /pose, else /odom."""
+        frame_id = frame_id.lstrip("/")
+        if self.tf is not None and self.tf.connected(frame_id):
+            return self.tf.ready(stamp, frame_id)
+        if self._latest_pose_ns >= 0:
+            return self._latest_pose_ns >= stamp
+        return 0 <= stamp <= self._latest_odom_ns
+
+    def _pose_at(self, stamp: int, frame_id: str) -> Pose | None:
+        """The first source (TF, /pose, /odom) with a pose at the stamp."""
+        if self.tf is not None:
+            pose = self.tf.pose(stamp, frame_id)
+            if pose is not None:
+                return pose
+        return self.poses.lookup(stamp) or self.odom.lookup(stamp)
+
+    def _note_pose(self, posed: bool, frame_id: str) -> None:
+        """Warn ONCE when images keep coming without any pose for ``no_pose_warn_s``."""
+        if posed:
+            self._unposed_since = None
+            return
+        now = time.monotonic()
+        if self._unposed_since is None:
+            self._unposed_since = now
+        if self._warned_no_pose or now - self._unposed_since < self.no_pose_warn_s:
+            return
+        self._warned_no_pose = True
+        waited = []
+        if self.tf is not None:
+            why = f" (last: {self.tf.last_error})" if self.tf.last_error else ""
+            waited.append(f"TF {self.map_frame} -> {frame_id or '<image frame_id is empty>'} on /tf, /tf_static{why}")
+        waited += [s for s in self._pose_sources if not s.startswith("TF ")]
+        self.get_logger().warning(
+            f"NO POSE for {self.no_pose_warn_s:.0f} s of images on {self._image_topic}: waited for "
+            f"{'; '.join(waited) or 'nothing (no pose source configured)'}. Keyframes are stored WITHOUT "
+            f"poses (no goals for what they show) until a pose arrives. Check that SLAM/odometry run "
+            f"and capture.pose_source ({self.pose_source}).")
 
     def _process(self, stamp: int, msg: Any) -> None:
         if self._last_kept_ns is not None and 0 <= stamp - self._last_kept_ns < self.cfg.capture.min_interval_s * NS:
@@ -157,9 +331,12 @@ class CaptureNode(VlkngLifecycleNode):
             self.stats["bad_image"] += 1
             self.get_logger().error(f"image {stamp} skipped: {e}")
             return
-        pose = self.poses.lookup(stamp)
+        frame_id = msg.header.frame_id.lstrip("/")
+        pose = self._pose_at(stamp, frame_id)
+        self._note_pose(pose is not None, frame_id)
+        depth = self._depth_for(stamp) if self._depth else None
         try:
-            kf = self.builder.ingest_frame(self.tour_id, stamp, rgb, pose)
+            kf = self.builder.ingest_frame(self.tour_id, stamp, rgb, pose, frame_id, depth=depth)
         except Exception as e:  # store down: logged, the stream goes on
             self.stats["store_error"] += 1
             self.get_logger().error(f"keyframe {stamp} not stored: {type(e).__name__}: {e}")
@@ -169,6 +346,12 @@ class CaptureNode(VlkngLifecycleNode):
             return
         self._last_kept_ns = stamp
         self.stats["keyframes"] += 1
+        if depth is not None:
+            self.stats["keyframes_with_depth"] += 1
+        elif self._depth:
+            self._awaiting_depth[stamp] = True
+            while len(self._awaiting_depth) > DEPTH_BUFFER:
+                self._awaiting_depth.popitem(last=False)
         if kf.pose is None:
             self.stats["keyframes_without_pose"] += 1
         self.pub.publish(conv.keyframe_to_msg(kf))

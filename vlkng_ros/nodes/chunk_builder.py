@@ -27,6 +27,8 @@ from ..core.perception.base import PerceptionUnavailable, Perceiver
 from ..core.pipeline import MemoryBuilder
 from .common import VlkngLifecycleNode, param, spin_main
 
+RESUME_GRACE = 6  # recovered keyframes wait this many flush periods for the tour to go on
+
 PARAMS = {
     "tour_dir": ("", "Tour folder whose annotations.jsonl feeds perception.backend 'annotations'."),
     "flush_after_s": (5.0, "Perceive a partial chunk when no keyframe arrived for this long (s)."),
@@ -52,6 +54,7 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         self.pool: ThreadPoolExecutor | None = None
         self.chunks_published = 0
         self.chunks_failed = 0
+        self.keyframes_received = 0
 
     def setup(self) -> None:
         assert self.memory is not None
@@ -63,16 +66,14 @@ class ChunkBuilderNode(VlkngLifecycleNode):
 
             annotations = None
             tour_dir = param(self, "tour_dir")
-            if self.cfg.perception.backend == "annotations" and not tour_dir:
-                raise ValueError("perception.backend 'annotations' needs the tour_dir parameter")
             if tour_dir and self.cfg.perception.backend in ("annotations", "auto"):
                 annotations = load_annotations(tour_dir)
             try:
                 perceiver = make_perceiver(self.cfg, annotations=annotations)
-            except PerceptionNotConfigured as e:
-                # capture and keyframes go on (stored durably); chunks wait for a backend
-                self.get_logger().warning(f"perception off: {e}. Keyframes are stored and their chunks "
-                                          "stay queued until a perception backend is configured")
+            except PerceptionNotConfigured as e:  # no usable backend: capture goes on, chunks wait
+                self.get_logger().warning(
+                    f"no perception backend ({e}): keyframes are captured and stored, and chunks stay "
+                    f"queued until a perception backend is configured (then restart)")
                 self._unavailable_said = True
                 perceiver = None
         self.builder = MemoryBuilder(self.memory, self.cfg, perceiver)
@@ -91,7 +92,14 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         self.keep(self.create_timer(max(0.2, min(1.0, self.flush_after_s / 4)), self._on_timer))
 
     def on_activated(self) -> None:
-        """Restart recovery: chunk what is stored but was never perceived."""
+        """Restart recovery: chunk what is stored but was never perceived. The recovered
+        keyframes wait in the chunker for the tour's next keyframes (the boundaries an
+        uninterrupted run would have made); they are flushed as a partial chunk only once
+        keyframes flowed again and then stopped, or when no keyframe arrives for
+        ``RESUME_GRACE`` x flush_after_s (the tour really ended at the kill)."""
+        self.last_keyframe_at = time.monotonic() + (RESUME_GRACE - 1) * self.flush_after_s
+        if self.builder.perceiver is None:
+            return  # nothing can be perceived: keyframes stay unchunked until a backend is set
         for tour_id in self.memory.graph.tours():
             leftovers = self.builder.unchunked_keyframes(tour_id)
             if leftovers:
@@ -109,6 +117,7 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         if not self.active:
             return
         self.last_keyframe_at = time.monotonic()
+        self.keyframes_received += 1
         self._add(conv.keyframe_from_msg(msg))
 
     def _add(self, kf: Keyframe) -> None:
@@ -119,6 +128,8 @@ class ChunkBuilderNode(VlkngLifecycleNode):
                 self.seen[kf.tour_id] = seen
             if kf.stamp_ns in seen:
                 return  # already chunked (replayed, or resumed and then republished)
+            if self.builder.perceiver is None:
+                return  # no backend: stored keyframes are chunked on a later start
             seen.add(kf.stamp_ns)
             chunk = self.chunkers.setdefault(kf.tour_id, Chunker(self.cfg.chunk_size)).add(kf)
         if chunk:

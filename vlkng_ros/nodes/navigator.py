@@ -25,6 +25,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from vlkng_msgs.action import GoTo
 from vlkng_msgs.srv import Ask
@@ -46,6 +47,7 @@ PARAMS: dict[str, tuple[Any, str]] = {
     "nav_timeout_s": (600.0, "Abort a navigation that takes longer than this (s)."),
     "voice_text_topic": ("voice/text", "Recognised speech in (std_msgs/String)."),
     "voice_reply_topic": ("voice/reply", "Replies out for a speech synthesiser (std_msgs/String)."),
+    "goal_topic": ("go_to/goal", "The goal being driven to (geometry_msgs/PoseStamped, transient local: RViz markers)."),
 }
 
 
@@ -107,6 +109,8 @@ class NavigatorNode(Node):
                                    cancel_callback=lambda _g: CancelResponse.ACCEPT)
         self.goto_client = ActionClient(self, GoTo, p("action_name"), callback_group=self.group)
         self.reply_pub = self.create_publisher(String, p("voice_reply_topic"), 10)
+        self.goal_pub = self.create_publisher(PoseStamped, p("goal_topic"), QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self.create_subscription(String, p("voice_text_topic"), self._on_voice, 10, callback_group=self.group)
         self._voice_goal: Any = None
         self.get_logger().info(f"navigation backend: {self.backend}")
@@ -170,6 +174,7 @@ class NavigatorNode(Node):
         result.goal, result.target_object_id = goal, answer.target_object_id
         feedback.stage = GoTo.Feedback.NAVIGATING
         goal_handle.publish_feedback(feedback)
+        self.goal_pub.publish(goal)
         drive = self._drive_simple_commander if self.backend == "simple_commander" else self._drive_action
         code, message = drive(goal, goal_handle, feedback, result)
         return finish(code, message)

@@ -42,8 +42,9 @@ class Suite:
         return [self.capture, self.chunk_builder, self.merger, self.ask, self.navigator, *self.extra]
 
     def start(self) -> None:
-        """Configure and activate the lifecycle nodes (merger before capture: resume first)."""
-        for node in (self.merger, self.ask, self.chunk_builder, self.capture):
+        """Configure and activate the lifecycle nodes (merger before capture: resume first; the
+        web app after the ask server, whose engine it shares)."""
+        for node in (self.merger, self.ask, *self.extra, self.chunk_builder, self.capture):
             if not autostart(node):
                 raise RuntimeError(f"{node.get_name()} failed to start (see the log above)")
 
@@ -55,7 +56,8 @@ class Suite:
 
 def make_suite(memory_dir: str | Path, params_file: str | None = None, namespace: str = "",
                node_overrides: dict[str, Any] | None = None, perceiver: Perceiver | None = None,
-               memory: Memory | None = None, config_overrides: dict[str, Any] | None = None) -> Suite:
+               memory: Memory | None = None, config_overrides: dict[str, Any] | None = None,
+               web: bool = False) -> Suite:
     """Create every node (rclpy must be initialised; parameters come from the init args).
 
     ``node_overrides`` are parameter overrides applied to every node (``tour_id``, ...)."""
@@ -67,12 +69,19 @@ def make_suite(memory_dir: str | Path, params_file: str | None = None, namespace
     kw: dict[str, Any] = {"namespace": namespace} if namespace else {}
     if node_overrides:
         kw["parameter_overrides"] = [Parameter(k, value=v) for k, v in node_overrides.items()]
-    return Suite(memory,
-                 CaptureNode(memory=memory, **kw),
-                 ChunkBuilderNode(memory=memory, perceiver=perceiver, **kw),
-                 MergerNode(memory=memory, **kw),
-                 AskServerNode(memory=memory, **kw),
-                 NavigatorNode(**kw))
+    suite = Suite(memory,
+                  CaptureNode(memory=memory, **kw),
+                  ChunkBuilderNode(memory=memory, perceiver=perceiver, **kw),
+                  MergerNode(memory=memory, **kw),
+                  AskServerNode(memory=memory, **kw),
+                  NavigatorNode(**kw))
+    if web:  # the tablet page: shares the ask server's warm engine and the capture counters
+        from .web import WebNode
+
+        suite.extra.append(WebNode(memory=memory, engine_source=lambda: suite.ask.engine,
+                                   frames_received=lambda: suite.capture.stats["received"],
+                                   chunks_failed=lambda: suite.chunk_builder.chunks_failed, **kw))
+    return suite
 
 
 def ros_args(params_file: str | None, use_sim_time: bool) -> list[str]:

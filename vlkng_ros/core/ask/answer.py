@@ -18,6 +18,7 @@ from ..geometry import RayAccumulator
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..model import ObjectNode, Pose, Relation
 from .graph_retrieval import Subgraph
+from .options import parse_choice, render_options
 from .query import ParsedQuery
 from .types import EvidenceObject, EvidenceRelation, RankedFrame
 
@@ -325,7 +326,7 @@ def render_prompt(question: str, options: list[tuple[str, str]], sub: Subgraph,
     head = ("You answer a question about what a robot saw, using ONLY this knowledge graph.\n"
             f"Question: {question}\n")
     if options:
-        head += "Options: " + " | ".join(f"{k}. {t}" for k, t in options) + "\n"
+        head += "Options: " + render_options(options) + "\n"
     tail = ("Reply JSON: answer (short text), choice (option letter or empty), frames (candidate "
             "frame stamps, most relevant first), target (object id or empty).\n")
     ids = sub.ordered_ids()
@@ -364,10 +365,9 @@ def llm_answer(llm: LLM, prompt: str, options: list[tuple[str, str]], candidates
     out = llm.generate_json(prompt, ANSWER_SCHEMA, usage=usage)
     if not isinstance(out, dict) or not isinstance(out.get("answer"), str) or not isinstance(out.get("frames"), list):
         raise LLMError("answer is not an object with 'answer' and 'frames'")
-    letters = {k for k, _ in options}
-    choice = str(out.get("choice") or "").strip().upper()[:1]
-    if options and choice not in letters:
-        raise LLMError(f"choice {choice!r} is not one of the options")
+    choice = parse_choice(out.get("choice"), options)
+    if choice is None:
+        raise LLMError(f"choice {str(out.get('choice') or '')[:20]!r} is not one of the options")
     frames, dropped = [], 0
     for i, s in enumerate(out["frames"]):
         try:

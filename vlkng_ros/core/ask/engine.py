@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Callable
+
 from ..config import VlkngConfig
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -19,9 +21,9 @@ from .answer import (FrameScore, evidence, goal_pose, goal_target,
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
-from .options import OptionContext, choose
-from .query import ParsedQuery, decompose, parse_options, validate_question
-from .types import AskRequest, AskResult, RankedFrame
+from .options import OptionContext, choose, parse_options
+from .query import ParsedQuery, decompose, validate_question
+from .types import AskRequest, AskResult, RankedFrame, resolve_top_k
 
 log = logging.getLogger("vlkng.ask")
 MODES = ("ger", "gr", "full", "cwgr", "lexical")
@@ -42,7 +44,7 @@ class AskEngine:
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
-        from ..stoa import memory_camera_height
+        from ..calibration import memory_camera_height
 
         return memory_camera_height(self.memory, self.cfg)
 
@@ -61,23 +63,28 @@ class AskEngine:
             log.warning("vector store warm-up failed: %s", e)
 
     # ------------------------------------------------------------------------------------------
-    def ask(self, req: AskRequest) -> AskResult:
+    def ask(self, req: AskRequest, on_stage: Callable[[str], None] | None = None) -> AskResult:
+        """Answer ``req``. ``on_stage`` is called with "understanding", "retrieving" and
+        "answering" as each stage starts (the Ask action's feedback); an exception it raises (a
+        client canceled) ends the question there."""
         mode = (req.mode or self.cfg.ask.mode or "ger").lower()
         question, error = validate_question(req.question)
         if error:
             return AskResult(False, error, mode=mode)
         if mode not in MODES:
             return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
-        top_k = max(1, min(int(req.top_k or self.cfg.ask.top_k), 50))
+        top_k = resolve_top_k(req.top_k, self.cfg.ask.top_k)
         try:
-            return self._ask(question, parse_options(req.options), top_k, mode)
+            return self._ask(question, parse_options(req.options), top_k, mode, on_stage or (lambda _s: None))
         except LLMError as e:  # pragma: no cover - every LLM call below is caught
             return AskResult(False, f"LLM failed: {e}", mode=mode)
 
-    def _ask(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str) -> AskResult:
+    def _ask(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str,
+             stage: Callable[[str], None]) -> AskResult:
         timings: dict[str, float] = {}
         tokens: dict[str, int] = {}
         notes: list[str] = []
+        stage("understanding")
         t0 = time.perf_counter()
         usage = LLMUsage()
         pq, note = decompose(question, self.llm, usage)
@@ -86,12 +93,14 @@ class AskEngine:
         tokens["decompose"] = usage.prompt_tokens
         timings["decompose"] = time.perf_counter() - t0
 
+        stage("retrieving")
         t0 = time.perf_counter()
         sub, full_tokens = self._retrieve(pq, mode)
         timings["retrieve"] = time.perf_counter() - t0
         if full_tokens is not None:
             tokens["full_graph"] = full_tokens
 
+        stage("answering")
         t0 = time.perf_counter()
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal

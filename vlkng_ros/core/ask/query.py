@@ -56,9 +56,6 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # "Where can I sit to put on my shoes?": a question for a place to DO something. Its words after
 # the subject are one activity ("put on", "work on" are verbs with particles, not relations).
 ACTIVITY_RE = re.compile(r"^\s*where\s+(?:can|could|should|would|might|do)\s+(?:i|we)\s+(.+)$", re.I)
-OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)
-
-
 @dataclass
 class TimeCue:
     cue: str  # first | last | after | before | when
@@ -128,18 +125,6 @@ def validate_question(question: Any) -> tuple[str, str]:
         return "", (f"question too long ({len(q)} characters; the limit is {MAX_QUESTION_CHARS}): "
                     "ask one short question")
     return q, ""
-
-
-def parse_options(options: list[str]) -> list[tuple[str, str]]:
-    """'A. a laptop' -> ('A', 'a laptop'); unlabelled options get letters by position."""
-    parsed: list[tuple[str, str]] = []
-    for i, opt in enumerate(options or []):
-        m = OPTION_RE.match(str(opt))
-        if m and m.group(2).strip():
-            parsed.append((m.group(1).upper(), m.group(2).strip()))
-        elif str(opt).strip():
-            parsed.append((chr(ord("A") + i), str(opt).strip()))
-    return parsed
 
 
 def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from ..capture import encode_jpeg
+from ..images import encode_jpeg
 from ..llm.base import LLM, BackendUnavailable, LLMError, LLMUsage
 from ..model import ChunkGraph
 from .base import ChunkInput, PerceptionError, PerceptionUnavailable, Perceiver

@@ -1,4 +1,6 @@
-"""Keyframe JPEGs as files: ``<root>/<tour_id>/<stamp_ns>.jpg`` (ref: ``<tour_id>/<stamp_ns>.jpg``).
+"""Keyframe JPEGs as files: ``<root>/<tour_id>/<stamp_ns>.jpg`` (ref: ``<tour_id>/<stamp_ns>.jpg``),
+and a keyframe's depth, where the robot has it, beside it: ``<stamp_ns>.depth.png`` (16-bit PNG of
+millimetres, 0 = no reading; see core/images.encode_depth_png), so a memory can be re-solved later.
 
 Writes are atomic (temporary file in the same folder, then ``os.replace``), so a reader never
 sees half a JPEG and a crash leaves either the old file or the new one.
@@ -48,25 +50,26 @@ class FileFrameStore(FrameStore):
         if not isinstance(jpeg, (bytes, bytearray, memoryview)) or len(jpeg) == 0:
             raise ValueError(f"frame {tour_id}/{stamp_ns}: no JPEG bytes given")
         ref = self.ref_for(tour_id, stamp_ns)
-        path = self.path_of(ref)
-        data = bytes(jpeg)
-        if path.exists() and path.read_bytes() == data:
-            return ref
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        _write_atomic(self.path_of(ref), bytes(jpeg))
         return ref
+
+    def depth_path(self, tour_id: str, stamp_ns: int) -> Path:
+        ref = self.ref_for(tour_id, stamp_ns)
+        return self.path_of(ref).with_suffix(".depth.png")
+
+    def put_depth(self, tour_id: str, stamp_ns: int, png: bytes) -> None:
+        if not isinstance(png, (bytes, bytearray, memoryview)) or len(png) == 0:
+            raise ValueError(f"frame {tour_id}/{stamp_ns}: no depth PNG bytes given")
+        _write_atomic(self.depth_path(tour_id, stamp_ns), bytes(png))
+
+    def get_depth(self, tour_id: str, stamp_ns: int) -> bytes | None:
+        try:
+            return self.depth_path(tour_id, stamp_ns).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def has_depth(self, tour_id: str, stamp_ns: int) -> bool:
+        return self.depth_path(tour_id, stamp_ns).is_file()
 
     def get(self, ref: str) -> bytes:
         path = self.path_of(ref)
@@ -80,3 +83,23 @@ class FileFrameStore(FrameStore):
             return self.path_of(ref).is_file()
         except ValueError:
             return False
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace`` (unchanged: no write)."""
+    if path.exists() and path.read_bytes() == data:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

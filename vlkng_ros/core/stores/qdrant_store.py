@@ -348,3 +348,61 @@ def _jsonable(value: Any) -> Any:
 def _check_collection(name: str) -> None:
     if not _COLLECTION_RE.match(name or ""):
         raise ValueError(f"invalid collection name {name!r}")
+
+
+class _SnapshotQdrant(QdrantVectorStore):
+    """A local-mode store opened on a private copy of a memory's Qdrant folder (removed at close)."""
+
+    def __init__(self, copy_dir: str, source: Path) -> None:
+        super().__init__(path=copy_dir)
+        self._copy_dir = copy_dir
+        self.source = source
+
+    def close(self) -> None:
+        import shutil
+
+        try:
+            super().close()
+        finally:
+            shutil.rmtree(self._copy_dir, ignore_errors=True)
+
+
+def snapshot_local(folder: Path) -> QdrantVectorStore:
+    """Open the embedded Qdrant ``folder`` for reading without taking its lock: its files are
+    copied to a temporary folder (SQLite files through SQLite's online backup, so a writer in
+    another process never leaves a torn copy) and the copy is opened. A missing folder gives an
+    empty in-memory store (the memory then re-indexes from its graph)."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    if not folder.is_dir():
+        return QdrantVectorStore(path=":memory:")
+    tmp = tempfile.mkdtemp(prefix="vlkng-qdrant-ro-")
+    try:
+        for src in folder.rglob("*"):
+            rel = src.relative_to(folder)
+            dst = Path(tmp) / rel
+            if src.is_dir():
+                dst.mkdir(parents=True, exist_ok=True)
+                continue
+            if src.name == ".lock":
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.suffix == ".sqlite":
+                con = sqlite3.connect(f"file:{src}?mode=ro", uri=True, timeout=30.0)
+                out = sqlite3.connect(str(dst))
+                try:
+                    con.backup(out)
+                finally:
+                    out.close()
+                    con.close()
+            else:
+                shutil.copyfile(src, dst)
+        return _SnapshotQdrant(tmp, folder)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StoreError(f"cannot read the vectors at {folder}: {e.strerror or e}") from e
+    except (sqlite3.Error, StoreError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StoreError(f"cannot read the vectors at {folder}: {e}") from e

@@ -4,6 +4,11 @@ Walls are ray-cast per image column against the wall segments (a 2.5-D world), f
 back-projected onto the floor plan, objects are boxes drawn far-to-near (painter's order) with
 shaded faces; an id buffer records which object owns each pixel, so that annotation boxes are
 exactly the drawn pixels. Walls hide what is behind them per column (exact in 2.5-D).
+
+With ``depth=True`` each render also leaves the ideal optical depth (metres along the optical
+axis) of every pixel in ``last_depth``, registered to the colour image by construction: walls per
+column, floor and ceiling per row, objects by intersecting each drawn pixel's ray with the box
+(noise-free: ``sensor.py`` adds an RGB-D camera's noise and dropouts).
 """
 
 from __future__ import annotations
@@ -36,8 +41,11 @@ class Visible:
 
 class Renderer:
     def __init__(self, world: World, width: int = 640, height: int = 480, hfov_deg: float = 90.0,
-                 camera_height: float = 1.0, seed: int = 0):
+                 camera_height: float = 1.0, seed: int = 0, depth: bool = False):
         self.world = world
+        self.want_depth = depth
+        self.last_depth: np.ndarray | None = None
+        self._depth: np.ndarray | None = None
         self.w, self.h = int(width), int(height)
         self.fx = (self.w / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
         self.fy = self.fx
@@ -152,7 +160,11 @@ class Renderer:
         floor_index = h + 2 * w + floor_room * 2 + tile
         index[fr] = np.where(rows[fr] >= bottom[None, :], floor_index, index[fr])
         img = cv2.cvtColor(np.take(packed, index).view(np.uint8).reshape(h, w, 4), cv2.COLOR_RGBA2RGB)
+        if self.want_depth:
+            self._depth = self._background_depth(depth, top, bottom)
         visible = self._draw_objects(img, cam, fwd, left, depth)
+        if self.want_depth:
+            self.last_depth, self._depth = self._depth, None
         if abs(omega) > 0.5:  # motion blur on fast turns (exposure ~40 ms)
             k = int(min(31, abs(omega) * 0.04 * self.fx))
             if k >= 3:
@@ -161,6 +173,19 @@ class Renderer:
         img = cv2.add(img, self._noise_up[oy:oy + self.h, ox:ox + self.w])
         img = cv2.subtract(img, self._noise_down[oy:oy + self.h, ox:ox + self.w])
         return img, visible
+
+    def _background_depth(self, wall_depth: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+        """Optical depth of walls, floor and ceiling: per column for the wall, per row elsewhere."""
+        rows = self.rows[:, None]
+        out = np.broadcast_to(wall_depth[None, :].astype(np.float32), (self.h, self.w)).copy()
+        with np.errstate(divide="ignore"):
+            floor = (self.fy * self.cam_h / (rows - self.cy)).astype(np.float32)
+            ceiling = (self.fy * (WALL_HEIGHT - self.cam_h) / (self.cy - rows)).astype(np.float32)
+        below = rows >= bottom[None, :]
+        above = rows < top[None, :]
+        out = np.where(below, np.broadcast_to(floor, out.shape), out)
+        out = np.where(above, np.broadcast_to(ceiling, out.shape), out)
+        return out.astype(np.float32)
 
     # ------------------------------------------------------------------------------------------
     def _draw_objects(self, img: np.ndarray, cam: np.ndarray, fwd: np.ndarray, left: np.ndarray,
@@ -275,4 +300,12 @@ class Renderer:
         region = img[y0:y1, x0:x1]
         region[m] = patch[m]
         ids[y0:y1, x0:x1][m] = i + 1
+        if self._depth is not None:  # the box's entry point along each drawn pixel's ray
+            vz = ((self.cy - self.rows[y0:y1]) / self.fy)[:, None]  # height gained per metre of depth
+            top, bottom = o.z + o.h - self.cam_h, o.z - self.cam_h
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_z = np.where(vz < 0, np.where(top < 0, top / vz, 0.0),
+                               np.where(vz > 0, np.where(bottom > 0, bottom / vz, 0.0), 0.0))
+            t = np.maximum(np.maximum(t_in, NEAR)[None, :], t_z)
+            self._depth[y0:y1, x0:x1][m] = np.broadcast_to(t, m.shape)[m].astype(np.float32)
         return (x0, y0, x1, y1, full)

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Depth benchmark: objects placed with depth vs without, on the same generated tours.
+
+Each seed's tour is generated once WITH aligned depth (`vlkng sim --depth`: RealSense-like noise,
+dropouts, stereo shadow, flying pixels) and built twice: with depth (the default) and with
+``depth.enabled=false`` (bearings and floor contact only, what a robot without depth gets). Printed:
+
+  position error of each ground-truth object's main node (as bench_positions.py), median / p90,
+  big objects (largest footprint side >= 1 m) and small ones, with and without depth;
+  goal success (goal within 1.5 m of goal_xy) and median goal error on the tour's questions, with
+  and without depth (GER mode, annotation perception: the same retrieval both times);
+  the share of objects placed with depth;
+  cost per keyframe of depth handling: on the capture thread (matching + hand-off: what is added
+  to capture), in the depth writer thread (decode, shrink, 16-bit PNG, write), and per box at
+  merge (the near-mode estimate), each timed over the tour's keyframes.
+
+    python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_positions import HEADER, line, node_errors, summary  # noqa: E402
+
+from vlkng_ros.core.config import VlkngConfig  # noqa: E402
+from vlkng_ros.core.memory import Memory  # noqa: E402
+
+
+def config(depth: bool) -> VlkngConfig:
+    cfg = VlkngConfig()
+    cfg.depth.enabled = depth
+    return cfg
+
+
+def build(tour: Path, mem_dir: Path, depth: bool, rebuild: bool) -> float:
+    from vlkng_ros.core.pipeline import build_tour
+
+    if rebuild:
+        shutil.rmtree(mem_dir, ignore_errors=True)
+    t0 = time.perf_counter()
+    cfg = config(depth)
+    with Memory.open(mem_dir, cfg) as mem:
+        build_tour(tour, mem, cfg, progress=False)
+    return time.perf_counter() - t0
+
+
+def goals(tour: Path, mem_dir: Path, depth: bool) -> list[float]:
+    """Goal errors (m; inf = no goal) of the tour's questions that have a goal_xy."""
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.eval.runner import evaluate, load_questions
+
+    cfg = config(depth)
+    questions = [q for q in load_questions(tour) if q.get("goal_xy")]
+    with Memory.open(mem_dir, cfg) as mem:
+        stamps = [kf.stamp_ns for kf in mem.graph.keyframes()]
+        result = evaluate(AskEngine(mem, cfg), questions, stamps, cfg.ask.mode)
+    out = []
+    for q, a in zip(questions, result["questions"]):
+        g = a["goal_xy"]
+        out.append(float("inf") if g is None else ((g[0] - q["goal_xy"][0]) ** 2 + (g[1] - q["goal_xy"][1]) ** 2) ** 0.5)
+    return out
+
+
+def depth_share(mem_dir: Path) -> tuple[int, int]:
+    from vlkng_ros.core.geometry import RayAccumulator
+
+    with Memory.open(mem_dir, config(True)) as mem:
+        objs = list(mem.graph.iter_objects())
+        return sum(1 for o in objs if o.ray_stats and RayAccumulator(o.ray_stats).has_depth), len(objs)
+
+
+def costs(tour: Path, workdir: Path) -> dict[str, float]:
+    """Per keyframe: capture-thread time with and without depth (ingest_frame, same frames, the
+    selector decides alike), writer-thread time, and the box estimate at merge."""
+    from vlkng_ros.core import depth as dp
+    from vlkng_ros.core.capture import PoseBuffer
+    from vlkng_ros.core.pipeline import MemoryBuilder
+    from vlkng_ros.core.tour import Tour
+
+    t = Tour.open(tour)
+    frames = list(t.frames())
+    poses = PoseBuffer(0.3)
+    for s, p in t.poses():
+        poses.add(s, p)
+    cam = t.camera_model(90.0)
+    out: dict[str, float] = {}
+    for depth in (False, True):
+        mem_dir = workdir / f"cost-{'depth' if depth else 'plain'}"
+        shutil.rmtree(mem_dir, ignore_errors=True)
+        cfg = config(depth)
+        with Memory.open(mem_dir, cfg) as mem:
+            builder = MemoryBuilder(mem, cfg, None, cam, block_on_depth=True)
+            spent, kept = 0.0, 0
+            for f in frames:
+                t0 = time.perf_counter()
+                kf = builder.ingest_frame(t.tour_id, f.stamp_ns, f.rgb, poses.lookup(f.stamp_ns),
+                                          f.depth if depth else None)
+                if kf is not None:
+                    spent += time.perf_counter() - t0
+                    kept += 1
+            builder.depth_writer.flush()
+            out[f"capture_ms_{'depth' if depth else 'plain'}"] = 1e3 * spent / max(kept, 1)
+            out["keyframes"] = kept
+            if depth:
+                out["writer_ms"] = 1e3 * builder.depth_writer.seconds / max(builder.depth_writer.written, 1)
+                # the box estimate at merge, on the stored (half-size) depth
+                depths = dp.KeyframeDepths(mem.frames)
+                boxes = 0
+                t0 = time.perf_counter()
+                for kf in mem.graph.keyframes(t.tour_id):
+                    d = depths.get(t.tour_id, kf.stamp_ns)
+                    for o in t.annotations.get(kf.stamp_ns, {}).get("objects", []):
+                        dp.object_depth(d, o["bbox"], cam)
+                        boxes += 1
+                out["box_ms"] = 1e3 * (time.perf_counter() - t0) / max(boxes, 1)
+                out["boxes_per_keyframe"] = boxes / max(kept, 1)
+        shutil.rmtree(mem_dir, ignore_errors=True)
+    out["capture_added_ms"] = out["capture_ms_depth"] - out["capture_ms_plain"]
+    return out
+
+
+def main() -> int:
+    from vlkng_ros.eval.sim import generate_tour
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[21, 22, 23])
+    ap.add_argument("--minutes", type=float, default=1.5)
+    ap.add_argument("--workdir", default="bench-out/depth")
+    ap.add_argument("--rebuild", action="store_true", help="delete and rebuild the memories")
+    ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
+    args = ap.parse_args()
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows = {True: [], False: []}
+    goal_errs = {True: [], False: []}
+    placed = [0, 0]
+    for seed in args.seeds:
+        tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth"
+        if not (tour / "world.json").is_file():
+            shutil.rmtree(tour, ignore_errors=True)
+            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, depth=True)
+        for depth in (True, False):
+            mem_dir = workdir / f"{tour.name}.{'depth' if depth else 'nodepth'}.memory"
+            secs = build(tour, mem_dir, depth, args.rebuild)
+            r = node_errors(tour, mem_dir, False)
+            rows[depth] += r
+            goal_errs[depth] += goals(tour, mem_dir, depth)
+            if depth:
+                n, total = depth_share(mem_dir)
+                placed[0] += n
+                placed[1] += total
+            print(f"seed {seed} {'with' if depth else 'without'} depth: built/loaded in {secs:.0f} s, "
+                  f"big median {summary([x for x in r if x['big']]).get('median', float('nan')):.2f} m", flush=True)
+    print()
+    print(HEADER)
+    for depth in (True, False):
+        tag = "depth" if depth else "no depth"
+        print(line(f"big {tag}"[:11], summary([x for x in rows[depth] if x["big"]])))
+        print(line(f"small {tag}"[:11], summary([x for x in rows[depth] if not x["big"]])))
+    print()
+    for depth in (True, False):
+        g = goal_errs[depth]
+        ok = sum(e <= 1.5 for e in g) / len(g) if g else float("nan")
+        finite = [e for e in g if e != float("inf")]
+        print(f"goals {'with' if depth else 'without'} depth: success {ok:.3f} of {len(g)} questions, "
+              f"median goal error {statistics.median(finite) if finite else float('nan'):.2f} m")
+    print(f"objects placed with depth: {placed[0]} of {placed[1]}")
+    if not args.no_cost:
+        tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth"
+        c = costs(tour, workdir)
+        print(f"\ncost per keyframe ({c['keyframes']} keyframes of seed {args.seeds[0]}, {c['boxes_per_keyframe']:.1f} "
+              f"boxes each): capture thread {c['capture_ms_plain']:.2f} ms without depth, "
+              f"{c['capture_ms_depth']:.2f} ms with (added {c['capture_added_ms']:+.2f} ms); "
+              f"depth writer thread {c['writer_ms']:.1f} ms; box estimate at merge {c['box_ms']:.3f} ms per box")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Depth: an object's position and footprint from the depth inside its box, point clouds read
+from their documented layout and projected with the camera model, and the fusion with bearings."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vlkng_ros.core import depth as dp
+from vlkng_ros.core.geometry import RayAccumulator, ray_for
+from vlkng_ros.core.model import CameraModel, Pose
+
+CAM = CameraModel.from_hfov(640, 480, 90.0)  # fx = 320
+
+
+def _scene(obj_z=2.0, obj_box=(260, 180, 380, 330), wall_z=5.0, noise=0.0, dropout=0.0, seed=0):
+    """A wall at ``wall_z`` and a flat-fronted object at ``obj_z`` filling ``obj_box``."""
+    rng = np.random.default_rng(seed)
+    d = np.full((CAM.height, CAM.width), wall_z, dtype=np.float32)
+    x1, y1, x2, y2 = obj_box
+    d[y1:y2, x1:x2] = obj_z
+    if noise:
+        d += rng.normal(0.0, 1.0, d.shape).astype(np.float32) * dp.DepthNoise().sigma(d).astype(np.float32)
+    if dropout:
+        d[rng.random(d.shape) < dropout] = np.nan
+    return d
+
+
+def test_flat_object_in_front_of_a_wall():
+    box = (260, 180, 380, 330)
+    fix = dp.object_depth(_scene(noise=1.0, dropout=0.2), box, CAM)
+    assert fix is not None
+    assert fix.surface_m == pytest.approx(2.0, abs=0.03)
+    width = 120 / CAM.fx * 2.0  # 0.75 m
+    assert fix.width_m == pytest.approx(width, rel=0.15)
+    # the centre lies behind the visible face; lateral offset of the box centre (+0 px here)
+    assert 2.0 < fix.z_m < 2.0 + width
+    assert abs(fix.x_m) < 0.05
+    assert 0.0 < fix.var_z < 0.1 and 0.0 < fix.var_x < 0.05
+
+
+def test_background_through_the_box_does_not_pull_the_range():
+    """A chair: its box is mostly the wall behind it, seen between legs and back; the nearer
+    surface (the chair) is the object even where it is the smaller share of the central region."""
+    d = _scene(obj_z=5.0, obj_box=(0, 0, 1, 1))
+    x1, y1, x2, y2 = 280, 200, 360, 320
+    for x in range(x1, x2, 8):  # legs / slats 3 px wide every 8 columns: ~3/8 of the pixels
+        d[y1:y2, x:x + 3] = 1.5
+    d[y1:y1 + 12, x1:x2] = 1.5  # the seat edge
+    fix = dp.object_depth(d, (x1, y1, x2, y2), CAM)
+    assert fix is not None and fix.surface_m == pytest.approx(1.5, abs=0.05)
+
+
+def test_dropouts_edges_and_too_little_depth():
+    box = (260, 180, 380, 330)
+    assert dp.object_depth(np.full((480, 640), np.nan, np.float32), box, CAM) is None
+    mostly_gone = _scene(dropout=0.97, seed=1)
+    assert dp.object_depth(mostly_gone, box, CAM) is None
+    # flying pixels (halfway between object and wall) are not the object
+    d = _scene()
+    d[180:330:3, 300:340:3] = 3.5
+    fix = dp.object_depth(d, box, CAM)
+    assert fix.surface_m == pytest.approx(2.0, abs=0.02)
+    # readings outside the sensor's range count as none
+    far = _scene(obj_z=30.0, wall_z=40.0)
+    assert dp.object_depth(far, box, CAM) is None
+
+
+def test_depth_stored_at_half_size_gives_the_same_fix():
+    d = _scene(noise=1.0, seed=4)
+    full = dp.object_depth(d, (100, 150, 220, 300), CAM)
+    half = dp.object_depth(d[::2, ::2], (100, 150, 220, 300), CAM)
+    assert half.surface_m == pytest.approx(full.surface_m, abs=0.03)
+    assert half.x_m == pytest.approx(full.x_m, abs=0.05)
+
+
+def test_noise_model_grows_with_range():
+    n = dp.DepthNoise()
+    assert n.sigma(1.0) < n.sigma(3.0) < n.sigma(6.0)
+    assert 0.005 < n.sigma(2.0) < 0.05
+
+
+def test_fix_in_map_and_fusion_with_bearings():
+    """A camera at (1, 2) looking along +y sees an object 3 m ahead, 0.5 m to its right."""
+    pose = Pose.from_xy_yaw(1.0, 2.0, math.pi / 2)
+    fix = dp.DepthFix(x_m=0.5, z_m=3.0, surface_m=2.8, var_z=0.01, var_x=0.002, width_m=0.4,
+                      extent_m=0.4, points=100)
+    xy, cov = fix.in_map(pose)
+    assert xy == pytest.approx((1.5, 5.0), abs=1e-9)
+    assert cov[1, 1] == pytest.approx(0.01) and cov[0, 0] == pytest.approx(0.002)
+    # one bearing + one depth fix: the position is the fix (bearings give no range)
+    acc = RayAccumulator()
+    u = CAM.cx + CAM.fx * 0.5 / 3.0
+    acc.add(ray_for(pose, (u - 10, 200, u + 10, 260), CAM))
+    assert acc.solve() is not None and acc.solve()[1] > 0.05  # bearing only: loose
+    acc.add_depth(xy, cov, fix.width_m, fix.extent_m)
+    (x, y), var = acc.solve()
+    assert (x, y) == pytest.approx((1.5, 5.0), abs=0.02)
+    assert var < 0.05
+    assert acc.has_depth and acc.footprint() == pytest.approx((0.4, 0.4))
+    # round trip through the stored list, and older 24-value lists read as no depth
+    back = RayAccumulator(acc.to_list())
+    assert back.solve()[0] == pytest.approx(acc.solve()[0]) and back.solve()[1] == pytest.approx(acc.solve()[1])
+    assert not RayAccumulator(acc.to_list()[:24]).has_depth
+
+
+def test_more_depth_evidence_helps():
+    """Fixes from several viewpoints around an object at (4, 1): each biased along its own view
+    by noise; together closer than the typical single fix, and the variance shrinks."""
+    rng = np.random.default_rng(7)
+    truth = np.array([4.0, 1.0])
+    acc = RayAccumulator()
+    errors, variances = [], []
+    for k in range(8):
+        ang = 2 * math.pi * k / 8
+        cam = truth + 3.0 * np.array([math.cos(ang), math.sin(ang)])
+        yaw = ang + math.pi
+        pose = Pose.from_xy_yaw(float(cam[0]), float(cam[1]), yaw)
+        fix = dp.DepthFix(x_m=float(rng.normal(0, 0.03)), z_m=3.0 + float(rng.normal(0, 0.12)), surface_m=2.8,
+                          var_z=0.12 ** 2, var_x=0.03 ** 2, width_m=0.5, extent_m=0.5, points=50)
+        xy, cov = fix.in_map(pose)
+        errors.append(math.dist(xy, truth))
+        acc.add(ray_for(pose, (310, 200, 330, 260), CAM))
+        acc.add_depth(xy, cov, 0.5, 0.5)
+        variances.append(acc.solve()[1])
+    est, _ = acc.solve()
+    assert math.dist(est, truth) < np.median(errors)
+    assert variances[-1] < variances[0]
+
+
+def _cloud_buffer(points: np.ndarray, big: bool, pad_point: int, pad_row: int, with_nan: bool):
+    """A PointCloud2 buffer built from its definition: fields x, y, z (FLOAT32 = 7) at offsets
+    0, 4, 8, an 'intensity' UINT16 (4) after them, points padded to point_step, rows to row_step."""
+    width = len(points) // 2
+    point_step = 14 + pad_point
+    row_step = width * point_step + pad_row
+    order = ">" if big else "<"
+    buf = bytearray(row_step * 2)
+    for i, p in enumerate(points):
+        r, c = divmod(i, width)
+        o = r * row_step + c * point_step
+        buf[o:o + 12] = np.array(p, dtype=order + "f4").tobytes()
+        buf[o + 12:o + 14] = np.array([i], dtype=order + "u2").tobytes()
+    fields = [("x", 0, 7, 1), ("y", 4, 7, 1), ("z", 8, 7, 1), ("intensity", 12, 4, 1)]
+    return fields, width, 2, point_step, row_step, bytes(buf)
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_point_cloud_layout(big):
+    pts = np.array([[0.1, 0.2, 1.0], [np.nan, 0, 1], [-0.3, 0.1, 2.0], [0.0, 0.0, 3.0]], dtype=np.float32)
+    fields, w, h, ps, rs, data = _cloud_buffer(pts, big, pad_point=2, pad_row=5, with_nan=True)
+    out = dp.cloud_xyz(fields, w, h, ps, rs, data, is_bigendian=big)
+    assert out.shape == (3, 3)
+    assert out == pytest.approx(pts[[0, 2, 3]])
+    with pytest.raises(ValueError, match="truncated"):
+        dp.cloud_xyz(fields, w, h, ps, rs, data[:-20], is_bigendian=big)
+    with pytest.raises(ValueError, match="no field 'z'"):
+        dp.cloud_xyz(fields[:2], w, h, ps, rs, data)
+
+
+def test_cloud_projected_into_a_depth_image_places_the_object():
+    """A LiDAR mounted 0.2 m above the camera (its x forward, y left, z up) sees a 0.6 m wide
+    object face 2.5 m ahead; moved into the optical frame and projected, the object's box gives
+    its range from the sparse depth."""
+    ys, zs = np.meshgrid(np.linspace(-0.3, 0.3, 40), np.linspace(-0.6, 0.0, 25))
+    obj = np.column_stack([np.full(ys.size, 2.5), ys.ravel(), zs.ravel()])
+    wall = np.column_stack([np.full(400, 6.0), np.linspace(-3, 3, 400), np.full(400, -0.4)])
+    lidar = np.vstack([obj, wall])
+    # lidar (x fwd, y left, z up) -> optical (x right, y down, z fwd), lidar origin 0.2 m above
+    rot = np.array([[0, -1, 0], [0, 0, -1], [1, 0, 0]], dtype=float)
+    cam_pts = dp.transform_points(lidar, rot, np.array([0.0, -0.2, 0.0]))
+    d = dp.cloud_to_depth(cam_pts, CAM)
+    assert np.isfinite(d).sum() > 200
+    uv = CAM.project(cam_pts[: len(obj)])
+    box = (uv[:, 0].min(), uv[:, 1].min(), uv[:, 0].max(), uv[:, 1].max())
+    fix = dp.object_depth(d, box, CAM)
+    assert fix is not None and fix.surface_m == pytest.approx(2.5, abs=0.03)
+    assert fix.width_m == pytest.approx(0.6, abs=0.1)
+    assert dp.quaternion_matrix(0, 0, math.sin(math.pi / 4), math.cos(math.pi / 4)) @ np.array([1, 0, 0]) == pytest.approx([0, 1, 0])
+
+
+def test_camera_model_projects_and_back_projects():
+    p = CAM.back_project([100.0, 500.0], [50.0, 400.0], [2.0, 3.0])
+    assert CAM.project(p) == pytest.approx(np.array([[100.0, 50.0], [500.0, 400.0]]))
+    assert np.isnan(CAM.project([[0.0, 0.0, -1.0]])).all()
+    assert CameraModel.from_k(640, 480, [500, 0, 320, 0, 500, 240, 0, 0, 1]) == CameraModel(640, 480, 500, 500, 320, 240)
+    assert CameraModel.from_k(0, 480, [500, 0, 320, 0, 500, 240, 0, 0, 1]) is None

@@ -1,0 +1,163 @@
+"""The depth path over real rclpy/DDS: a capture node fed colour, aligned depth (16UC1), a late
+depth frame and a PointCloud2, as a robot's drivers publish them, stores each keyframe's depth.
+cv_bridge, sensor_msgs_py and image_geometry have no wheels: here the numpy fallbacks do the work
+(and the node says so in its log); with ROS installed from apt the libraries are used instead."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import cv2
+import numpy as np
+import pytest
+from helpers import domain_id
+import rclpy
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from vlkng_ros import conversions as conv
+from vlkng_ros.core.config import VlkngConfig
+from vlkng_ros.core.images import decode_depth_png
+from vlkng_ros.core.memory import Memory
+from vlkng_ros.nodes.capture import CaptureNode
+from vlkng_ros.nodes.common import TransitionCallbackReturn
+
+DOMAIN_ID = domain_id(77)  # unique per ROS test module
+OK = TransitionCallbackReturn.SUCCESS
+T0 = 1_800_000_000_000_000_000
+W, H = 160, 120
+
+
+@pytest.fixture(scope="module")
+def ros():
+    rclpy.init(args=["--ros-args", "-p", "embeddings.text_backend:=hashing"], domain_id=DOMAIN_ID)
+    yield
+    rclpy.shutdown()
+
+
+def _wait_for(predicate, timeout_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _scene(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Frame k: a textured image (new each frame) and its depth: a box at 1.0 + 0.1 k m in front
+    of a wall at 4 m, with a few dropouts."""
+    rng = np.random.default_rng(k)
+    rgb = cv2.resize(rng.integers(0, 255, (12, 16, 3), dtype=np.uint8), (W, H), interpolation=cv2.INTER_NEAREST)
+    depth = np.full((H, W), 4.0, np.float32)
+    depth[40:90, 60:110] = 1.0 + 0.1 * k
+    depth[rng.random((H, W)) < 0.05] = np.nan
+    return rgb, depth
+
+
+def _msgs(k: int):
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    from sensor_msgs.msg import CompressedImage, Image
+
+    rgb, depth = _scene(k)
+    stamp = T0 + k * 700_000_000
+    img = CompressedImage(format="jpeg", data=cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))[1].tobytes())
+    img.header.stamp = conv.time_from_ns(stamp)
+    img.header.frame_id = "camera_color_optical_frame"
+    mm = np.where(np.isfinite(depth), np.rint(depth * 1000), 0).astype("<u2")
+    dmsg = Image(height=H, width=W, encoding="16UC1", is_bigendian=0, step=W * 2, data=mm.tobytes())
+    dmsg.header.stamp = conv.time_from_ns(stamp + 2_000_000)  # stamped 2 ms after its colour frame
+    dmsg.header.frame_id = img.header.frame_id
+    pose = PoseWithCovarianceStamped()
+    pose.header.stamp = conv.time_from_ns(stamp + 5_000_000)
+    pose.header.frame_id = "map"
+    pose.pose.pose.position.x = float(k)  # 1 m per frame: every frame is a keyframe
+    pose.pose.pose.orientation.w = 1.0
+    return stamp, img, dmsg, pose, depth
+
+
+def _cloud(stamp: int):
+    """A PointCloud2 in the camera's optical frame: a 0.5 m wide plane 2 m ahead."""
+    from sensor_msgs.msg import PointCloud2, PointField
+
+    xs, ys = np.meshgrid(np.linspace(-0.25, 0.25, 30), np.linspace(-0.2, 0.2, 20))
+    pts = np.column_stack([xs.ravel(), ys.ravel(), np.full(xs.size, 2.0)]).astype("<f4")
+    msg = PointCloud2(height=1, width=len(pts), is_bigendian=False, point_step=12, row_step=12 * len(pts),
+                      is_dense=True, data=pts.tobytes(),
+                      fields=[PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1)
+                              for i, n in enumerate("xyz")])
+    msg.header.stamp = conv.time_from_ns(stamp)
+    msg.header.frame_id = "camera_color_optical_frame"
+    return msg
+
+
+def test_live_capture_stores_aligned_depth_with_each_keyframe(ros, tmp_path, caplog):
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    from sensor_msgs.msg import CompressedImage, Image, PointCloud2
+
+    cfg = VlkngConfig()
+    cfg.embeddings.text_backend = "hashing"
+    caplog.set_level("INFO", logger="vlkng.conversions")
+    conv._LIBS.clear()
+    with Memory.open(tmp_path / "mem", cfg) as mem:
+        cap = CaptureNode(memory=mem, parameter_overrides=[
+            Parameter("tour_id", value="live"), Parameter("depth.store_scale", value=1),
+            Parameter("depth.cloud_topic", value="points"), Parameter("camera_info_topic", value="")])
+        pub = Node("depth_driver")
+        ex = MultiThreadedExecutor()
+        ex.add_node(cap)
+        ex.add_node(pub)
+        spin = threading.Thread(target=ex.spin, daemon=True)
+        spin.start()
+        try:
+            assert cap.trigger_configure() == OK and cap.trigger_activate() == OK
+            p_img = pub.create_publisher(CompressedImage, "camera/image_raw/compressed", 10)
+            p_depth = pub.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", 10)
+            p_pose = pub.create_publisher(PoseWithCovarianceStamped, "pose", 10)
+            p_cloud = pub.create_publisher(PointCloud2, "points", 10)
+            assert _wait_for(lambda: p_img.get_subscription_count() and p_depth.get_subscription_count()
+                             and p_cloud.get_subscription_count())
+            sent = {}
+            late = None
+            for k in range(5):
+                stamp, img, dmsg, pose, depth = _msgs(k)
+                sent[stamp] = depth
+                if k == 3:  # this depth frame comes late: after its keyframe was stored
+                    late = dmsg
+                elif k == 4:  # no aligned depth for this one, a cloud 10 ms off instead
+                    sent[stamp] = None
+                    p_cloud.publish(_cloud(stamp + 10_000_000))
+                else:
+                    p_depth.publish(dmsg)
+                time.sleep(0.15)
+                p_img.publish(img)
+                p_pose.publish(pose)
+                time.sleep(0.15)
+            assert _wait_for(lambda: cap.stats["keyframes"] == 5), dict(cap.stats)
+            p_depth.publish(late)
+            assert _wait_for(lambda: cap.stats["depth_late"] == 1), dict(cap.stats)
+            cap.trigger_deactivate()
+            cap.builder.depth_writer.flush()
+            assert cap.stats["keyframes_with_depth"] == 4  # 0, 1, 2 (image), 4 (cloud); 3 came late
+            for stamp, depth in sent.items():
+                stored = mem.frames.get_depth("live", stamp)
+                assert stored is not None, stamp
+                back = decode_depth_png(stored)
+                assert back.shape == (H, W)
+                if depth is None:  # the cloud: a plane 2 m ahead projected with the camera model
+                    assert np.nanmedian(back) == pytest.approx(2.0, abs=0.002) and np.isfinite(back).sum() > 100
+                else:
+                    ok = np.isfinite(depth)
+                    assert (np.isfinite(back) == ok).all()
+                    assert np.abs(back[ok] - depth[ok]).max() < 0.001
+        finally:
+            ex.shutdown()
+            cap.destroy_node()
+            pub.destroy_node()
+    # the fallbacks did the work and the log says so (where the libraries exist, they are used)
+    text = caplog.text
+    assert conv.ros_library("cv_bridge") is None or "cv_bridge is installed" in text
+    assert "cv_bridge is not importable" in text or "cv_bridge is installed" in text
+    assert "sensor_msgs_py" in text

@@ -1,0 +1,120 @@
+"""Live TF for the capture node: ``tf2_ros`` where installed (every robot), else this project's
+own buffer (:mod:`vlkng_ros.core.tf`) fed from ``/tf`` and ``/tf_static`` when the
+``tf2_msgs`` message package is importable (the venv's tests build a test-only copy of it).
+
+Both give ``pose(stamp_ns, camera_frame)`` (the camera's pose in the map frame, or None with
+``last_error`` saying why) and ``ready(stamp_ns, camera_frame)`` (the chain is known at that
+stamp, so a frame need not wait longer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from ..core.model import Pose
+from ..core.poses import TfPoses
+from ..core.tf import Transform, TransformBuffer, camera_pose
+
+TF_TOPIC, TF_STATIC_TOPIC = "/tf", "/tf_static"
+
+
+class OwnBufferTf:
+    """This project's buffer, fed by ``tf2_msgs/msg/TFMessage`` subscriptions."""
+
+    kind = "vlkng buffer on /tf, /tf_static"
+
+    def __init__(self, node: Any, map_frame: str, tf_message_type: Any, cache_s: float = 30.0) -> None:
+        self.map_frame = map_frame
+        self.buffer = TransformBuffer(cache_s)
+        self._poses = TfPoses(self.buffer, map_frame)
+        self.subs = [
+            node.create_subscription(tf_message_type, TF_TOPIC, lambda m: self._on_tf(m, False), QoSProfile(depth=100)),
+            node.create_subscription(tf_message_type, TF_STATIC_TOPIC, lambda m: self._on_tf(m, True),
+                                     QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                                                reliability=ReliabilityPolicy.RELIABLE)),
+        ]
+        self._logger = node.get_logger()
+
+    def _on_tf(self, msg: Any, static: bool) -> None:
+        for ts in msg.transforms:
+            tr, rot = ts.transform.translation, ts.transform.rotation
+            try:
+                self.buffer.set_transform(ts.header.frame_id, ts.child_frame_id,
+                                          int(ts.header.stamp.sec) * 1_000_000_000 + int(ts.header.stamp.nanosec),
+                                          (tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w), static=static)
+            except ValueError as e:
+                self._logger.warning(f"transform ignored: {e}", throttle_duration_sec=10.0)
+
+    def connected(self, camera_frame: str) -> bool:
+        return self.buffer.connected(self.map_frame, camera_frame)
+
+    def ready(self, stamp_ns: int, camera_frame: str) -> bool:
+        return self.buffer.can_transform(self.map_frame, camera_frame, stamp_ns)
+
+    @property
+    def last_error(self) -> str:
+        return self._poses.last_error
+
+    def pose(self, stamp_ns: int, camera_frame: str) -> Pose | None:
+        return self._poses.lookup(stamp_ns, camera_frame)
+
+    def destroy(self, node: Any) -> None:
+        for sub in self.subs:
+            node.destroy_subscription(sub)
+
+
+class Tf2RosTf:  # pragma: no cover - needs tf2_ros (a robot with ROS 2 from apt); not installable here
+    """``tf2_ros.Buffer`` + ``TransformListener``: what a robot has."""
+
+    kind = "tf2_ros"
+
+    def __init__(self, node: Any, map_frame: str, tf2_ros: Any) -> None:
+        from rclpy.duration import Duration
+
+        self.map_frame = map_frame
+        self.buffer = tf2_ros.Buffer(cache_time=Duration(seconds=30.0))
+        self.listener = tf2_ros.TransformListener(self.buffer, node, spin_thread=False)
+        self.last_error = ""
+
+    @staticmethod
+    def _time(stamp_ns: int) -> Any:
+        from rclpy.time import Time
+
+        return Time(nanoseconds=int(stamp_ns))
+
+    def connected(self, camera_frame: str) -> bool:
+        from rclpy.time import Time
+
+        return bool(camera_frame) and self.buffer.can_transform(self.map_frame, camera_frame, Time())
+
+    def ready(self, stamp_ns: int, camera_frame: str) -> bool:
+        return self.buffer.can_transform(self.map_frame, camera_frame, self._time(stamp_ns))
+
+    def pose(self, stamp_ns: int, camera_frame: str) -> Pose | None:
+        try:
+            ts = self.buffer.lookup_transform(self.map_frame, camera_frame, self._time(stamp_ns))
+        except Exception as e:  # tf2.LookupException / ExtrapolationException / ConnectivityException
+            self.last_error = f"{type(e).__name__}: {e}"
+            return None
+        tr, rot = ts.transform.translation, ts.transform.rotation
+        return camera_pose(Transform((tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w)), camera_frame, self.map_frame)
+
+    def destroy(self, node: Any) -> None:
+        self.listener.unregister()
+
+
+def make_live_tf(node: Any, map_frame: str) -> tuple[Any | None, str]:
+    """(TF source, '') or (None, why there is none)."""
+    try:
+        import tf2_ros  # noqa: F401
+    except ImportError:
+        tf2_ros = None
+    if tf2_ros is not None:  # pragma: no cover - a robot
+        return Tf2RosTf(node, map_frame, tf2_ros), ""
+    try:
+        from tf2_msgs.msg import TFMessage
+    except ImportError:
+        return None, "neither tf2_ros nor tf2_msgs is installed"
+    return OwnBufferTf(node, map_frame, TFMessage), ""
