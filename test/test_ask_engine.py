@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -48,6 +49,16 @@ def test_relation_question_picks_option_and_frames(kitchen):
     assert res.choice == "B" and res.target_object_id == "o-mug"
     assert seconds(res)[0] in {10, 11, 12}
     assert {r.predicate for r in res.evidence_relations} >= {"on", "next to"}
+
+
+def test_top_k_zero_or_less_means_the_configured_ask_top_k(kitchen):
+    cfg = copy.deepcopy(kitchen.cfg)
+    cfg.ask.top_k = 2
+    engine = AskEngine(kitchen, cfg)
+    question = "Where did I see a cup?"  # the mug is in 3 frames
+    assert len(engine.ask(AskRequest(question)).frames) == 2  # not given: ask.top_k, not a hard-coded 5
+    assert len(engine.ask(AskRequest(question, top_k=-1)).frames) == 2
+    assert len(engine.ask(AskRequest(question, top_k=1)).frames) == 1
 
 
 def test_never_seen_object_says_so_without_frames_or_goal(kitchen):
@@ -306,3 +317,18 @@ def test_the_evidence_leads_with_the_answers_object():
     assert [o.id for o in evidence(sub)[0]] == ["o-table", "o-fridge", "o-mug"]
     assert [o.id for o in evidence(sub, lead="o-fridge")[0]] == ["o-fridge", "o-table", "o-mug"]
     assert [o.id for o in evidence(sub, lead="o-gone")[0]] == ["o-table", "o-fridge", "o-mug"]
+
+
+def test_options_are_read_one_way_from_questions_to_prompt_to_choice():
+    from vlkng_ros.core.ask.options import parse_choice, parse_options, render_options
+    from vlkng_ros.core.tour import _question_problem as validate_tour_question
+
+    opts = parse_options(["A. a laptop", "(b) a red mug", "a plant"])
+    assert opts == [("A", "a laptop"), ("B", "a red mug"), ("C", "a plant")]
+    assert render_options(opts) == "A. a laptop | B. a red mug | C. a plant"
+    assert parse_choice(" b. a red mug", opts) == "B" and parse_choice("Z", opts) is None
+    assert parse_choice("", []) == ""
+    # a tour's questions.json is checked with the same reading of the letters
+    q = {"id": "q1", "type": "object", "question": "What was on the desk?", "options": ["A. x", "(B) y"]}
+    assert validate_tour_question({**q, "answer": "B"}) is None
+    assert "not one of the options" in validate_tour_question({**q, "answer": "C"})

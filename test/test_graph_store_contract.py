@@ -255,6 +255,10 @@ def test_iteration_pages_through_many(store: GraphStore):
     assert ids(store.iter_objects()) == [o.id for o in objs]
     assert [r.key for r in store.iter_relations()] == [r.key for r in rels]
     assert store.count_objects() == 1203 and store.count_relations() == 1202
+    # a walk that stops and resumes (the camera height re-solve, a page per chunk)
+    assert ids(store.objects_after("o0499", 3)) == ["o0500", "o0501", "o0502"]
+    assert ids(store.objects_after("o1201", 10)) == ["o1202"] and store.objects_after("o1202", 10) == []
+    assert store.objects_after("", 0) == []
 
 
 def test_reopen_keeps_everything(factory):

@@ -145,10 +145,10 @@ def test_object_node_round_trip_caps_frames_keeps_latest():
 
 def test_ask_request_and_result_round_trip():
     req = conv.ask_request_to_msg(AskRequest("What was on the counter?", ["A. a mug", "B. a plant"], 3), Ask.Request())
-    core = conv.ask_request_from_msg(req, default_top_k=5)
+    core = conv.ask_request_from_msg(req)
     assert core.question == "What was on the counter?" and core.top_k == 3 and core.mode is None
     req.top_k = 0
-    assert conv.ask_request_from_msg(req, default_top_k=5).top_k == 5
+    assert conv.ask_request_from_msg(req).top_k == 0  # the engine's ask.top_k decides
 
     goal = Pose.from_xy_yaw(3.3, -1.1, 0.0)
     result = AskResult(True, "ok", "a red mug", "A", True,

@@ -310,10 +310,39 @@ def test_camera_height_is_estimated_from_well_seen_objects_and_places_the_rest(m
     assert StoaMerger(memory, memory.cfg).camera_height == merger.camera_height
 
 
+def test_the_camera_height_re_solve_is_paged_so_each_chunk_does_bounded_work(memory, monkeypatch):
+    """When the estimate appears, objects merged before it are re-solved at most
+    CALIB_RESOLVE_PER_CHUNK per chunk (1 here), the walk resuming after a restart, until every
+    floor-ranged object is placed with the estimate."""
+    from vlkng_ros.core import calibration
+
+    monkeypatch.setattr(calibration, "CALIB_RESOLVE_PER_CHUNK", 1)
+    early_at = {"wardrobe": (6.0, -0.5), "fridge": (6.5, 1.5), "cabinet": (5.5, -1.5)}
+    merger = StoaMerger(memory, memory.cfg)
+    r0 = merger.merge(chunk_on_floor(memory, "t", 0, TURN_ON_THE_SPOT, 1.3,
+                                     {f"e{i}": (label, xy) for i, (label, xy) in enumerate(early_at.items())}))
+    early = r0.created
+
+    def placed() -> int:
+        return sum(math.dist(o.position, early_at[o.label]) < 0.4 for o in memory.graph.get_objects(early))
+
+    assert len(early) == 3 and placed() == 0  # no height yet
+    side = [Pose.from_xy_yaw(1.0 * i, -3.0, math.pi / 2) for i in range(8)]
+    things = {f"o{i}": (label, (0.8 + 1.2 * i, -0.5)) for i, label in enumerate(["bench", "chair", "shelf", "lamp", "bin"])}
+    merger.merge(chunk_on_floor(memory, "t", 4, side, 1.3, things))
+    assert merger.camera_height == pytest.approx(1.3, rel=0.05)
+    assert placed() <= 1  # one object of the rest per chunk
+    merger = StoaMerger(memory, memory.cfg)  # restarted: the walk goes on where it stopped
+    for k in range(8):  # 8 objects in the graph: 8 chunks walk all of them
+        merger.merge(ChunkGraph("t", 20 + k, [kf.stamp_ns for kf in add_keyframes(memory, "t", 20 + 4 * k, TURN_ON_THE_SPOT)], [], []))
+    assert placed() == 3
+    assert memory.graph.get_meta(calibration.CAMERA_HEIGHT_RESOLVE_META) == ""  # walk finished
+
+
 def test_the_camera_height_estimate_needs_enough_objects_that_agree():
     """Too few objects, or objects whose floor contacts disagree (things on furniture taken for
     floor contact, an uneven floor), give no estimate: floor ranging then stays off."""
-    from vlkng_ros.core.stoa import robust_camera_height
+    from vlkng_ros.core.calibration import robust_camera_height
 
     assert robust_camera_height([1.0, 1.05, 0.98]) is None  # three objects: not enough
     assert robust_camera_height([1.0, 1.05, 0.98, 1.1, 1.02]) == pytest.approx(1.02)

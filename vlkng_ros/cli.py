@@ -44,6 +44,16 @@ def setup_logging(verbose: int, quiet: bool) -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
+EXIT_CODES = {
+    0: "success",
+    1: "failed: nothing (or not everything) was done; the one-line error says why",
+    2: "usage or configuration error (bad option, no perception backend configured)",
+    3: "partial: some chunks failed perception; they stay queued, run the same build again",
+    4: "partial: the tour is damaged (truncated bag, unreadable frames); what was readable is in the memory",
+    130: "interrupted; work done so far is saved",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -51,14 +61,42 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     setup_logging(args.verbose, args.quiet)
+    log = logging.getLogger("vlkng")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        logging.getLogger("vlkng").warning("interrupted; work done so far is saved")
+        log.warning("interrupted; work done so far is saved")
         return 130
-    except (ValueError, FileNotFoundError, RuntimeError) as e:
-        logging.getLogger("vlkng").error("%s", e)
+    except Exception as e:  # noqa: BLE001 - every failure ends as one line, never a traceback
+        message = error_line(e)
+        if message is None:
+            from .core.stores._common import redact
+
+            message = f"unexpected error ({type(e).__name__}): {redact(str(e))}; -vv shows the traceback"
+        log.error("%s", message)
+        if args.verbose > 1:
+            log.debug("details", exc_info=True)
         return 1
+
+
+def error_line(e: BaseException) -> str | None:
+    """The one-line message for an error a user can act on; None for a programming error."""
+    import errno
+    import sqlite3
+
+    from .core.stores._common import redact
+
+    text = redact(str(e))
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC or "database or disk is full" in text \
+            or "No space left on device" in text:
+        where = f" ({e.filename})" if isinstance(e, OSError) and e.filename else ""
+        return (f"disk full{where}: free some space and run the same command again "
+                f"(what was stored is kept; nothing was half-written)")
+    if isinstance(e, OSError) and e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"cannot write {e.filename or ''}: {e.strerror} (read-only file system or folder?)"
+    if isinstance(e, (ValueError, FileNotFoundError, RuntimeError, OSError, sqlite3.Error)):
+        return text
+    return None
 
 
 if __name__ == "__main__":

@@ -343,9 +343,9 @@ def graph_update_msg(report: Any, tour_id: str, now_ns: int, totals: tuple[int, 
 
 
 # --- /ask ----------------------------------------------------------------------------------
-def ask_request_from_msg(req: Any, default_top_k: int) -> AskRequest:
-    return AskRequest(question=req.question, options=list(req.options),
-                      top_k=int(req.top_k) if req.top_k > 0 else int(default_top_k),
+def ask_request_from_msg(req: Any) -> AskRequest:
+    """An AskRequest from an Ask.Request (top_k 0: the engine's configured ask.top_k)."""
+    return AskRequest(question=req.question, options=list(req.options), top_k=int(req.top_k),
                       mode=req.mode or None)
 
 

@@ -33,12 +33,17 @@ def run(args: argparse.Namespace) -> int:
     from ..core.memory import Memory
     from ..core.present import result_payload
 
-    if not Path(args.memory).is_dir():
-        raise FileNotFoundError(f"memory {args.memory!r} does not exist (build it with 'vlkng build')")
     cfg = config_from_args(args)
-    with Memory.open(args.memory, cfg) as memory:
+    import logging
+    import time
+
+    with Memory.open(args.memory, cfg, read_only=True) as memory:
+        t0 = time.perf_counter()
+        memory.check_vectors()  # missing or foreign vectors: re-indexed, never a silently worse answer
         engine = AskEngine(memory, cfg, make_llm(cfg.llm))
-        res = engine.ask(AskRequest(args.question, list(args.options), args.k or cfg.ask.top_k, args.mode))
+        engine.warm_up()  # model load and caches are start-up cost, not part of the question's timings
+        logging.getLogger("vlkng.ask").info("memory opened and warmed up in %.1f s", time.perf_counter() - t0)
+        res = engine.ask(AskRequest(args.question, list(args.options), args.k or 0, args.mode))
         d = result_payload(memory, res, with_paths=True)
         shown = _show(memory, d, Path(args.show)) if args.show and res.success else []
     if args.json:

@@ -68,9 +68,7 @@ def export_graphml(data: dict) -> bytes:
 def run(args: argparse.Namespace) -> int:
     from ..core.memory import Memory
 
-    if not Path(args.memory).is_dir():
-        raise FileNotFoundError(f"no memory at {args.memory}")
-    with Memory.open(args.memory, config_from_args(args)) as memory:
+    with Memory.open(args.memory, config_from_args(args), read_only=True) as memory:
         data = export_json(memory)
     payload = (json.dumps(data, indent=1).encode() if args.format == "json" else export_graphml(data))
     if args.output:

@@ -67,8 +67,12 @@ def run(args: argparse.Namespace) -> int:
     if args.namespace:
         ros += ["-r", f"__ns:=/{args.namespace.strip('/')}"]
     overrides: dict[str, object] = dict(set_params)  # every node (beats the parameters file)
-    tour_id = args.tour_id or (Path(args.tour_dir).resolve().name if args.tour_dir else "")
+    from ..core.stores.frame_store import validate_tour_id
+    from ..core.tour_identity import derive_tour_id
+
+    tour_id = args.tour_id or (derive_tour_id(Path(args.tour_dir).resolve().name) if args.tour_dir else "")
     if tour_id:
+        validate_tour_id(tour_id)  # names are checked before anything starts
         overrides["tour_id"] = tour_id
     if args.tour_dir:
         overrides["tour_dir"] = str(Path(args.tour_dir).resolve())
@@ -85,8 +89,14 @@ def run(args: argparse.Namespace) -> int:
         suite.destroy()
         rclpy.try_shutdown()
     m = suite.merger
+    stats = suite.capture.stats
     log.info("stopped: %d keyframes captured, %d chunks perceived, %d merged",
-             suite.capture.stats["keyframes"], suite.chunk_builder.chunks_published, m.merged)
+             stats["keyframes"], suite.chunk_builder.chunks_published, m.merged)
+    if stats["keyframes"] and stats["keyframes_without_pose"] == stats["keyframes"]:
+        log.warning("NO GEOMETRY: none of the %d keyframes had a pose (capture.pose_source %s, pose_topic "
+                    "%r): objects have no positions and answers no goal poses; fix the pose source (live keyframes "
+                    "keep no pose; `vlkng build` of a recorded bag re-tags them)", stats["keyframes"],
+                    suite.capture.cfg.capture.pose_source, suite.capture.cfg.pose_topic)
     return 0
 
 
@@ -103,6 +113,12 @@ def _exit_when_idle(suite, idle_s: float) -> None:
         if time.monotonic() - last_change < idle_s or received == 0:
             continue
         suite.capture.flush_pending()
+        # the keyframes just flushed travel over DDS: flushing the chunker before they arrive
+        # would cut the tail into two chunks (live must make the chunks offline makes)
+        deadline = time.monotonic() + 5.0
+        while (suite.chunk_builder.keyframes_received < suite.capture.stats["keyframes"]
+               and time.monotonic() < deadline and rclpy.ok()):
+            time.sleep(0.05)
         suite.chunk_builder.flush_now()
         if suite.chunk_builder.idle and suite.merger.merge_pending() == 0:
             log.info("idle for %.0f s and everything merged: exiting", idle_s)

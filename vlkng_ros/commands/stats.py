@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ._common import add_config_args, config_from_args, print_json
 
@@ -27,16 +26,20 @@ def run(args: argparse.Namespace) -> int:
     from ..core.stats import memory_stats
     from ..eval.metrics import memory_association
 
-    if not Path(args.memory).is_dir():
-        raise FileNotFoundError(f"no memory at {args.memory}")
-    with Memory.open(args.memory, config_from_args(args)) as memory:
+    with Memory.open(args.memory, config_from_args(args), read_only=True) as memory:
         stats = {**memory_stats(memory), **memory_association(memory, args.tour)}
     if args.json:
         print_json(stats)
         return 0
     print(f"objects:   {stats['objects']} ({stats['objects_in_several_tours']} seen in several tours)")
     print(f"relations: {stats['relations']}")
-    print(f"keyframes: {stats['keyframes']}")
+    print(f"keyframes: {stats['keyframes']} ({stats['keyframes_with_pose']} with a pose)")
+    if stats["keyframes"] and not stats["keyframes_with_pose"]:
+        print("geometry:  NONE - no keyframe has a pose, so objects have no positions and answers no "
+              "goal poses (objects were told apart by place and time only); fix the pose source and "
+              "build again to re-tag the keyframes")
+    elif stats["objects"]:
+        print(f"geometry:  {stats['objects_with_position']}/{stats['objects']} objects have a position")
     print(f"tours:     {stats['tours']} ({', '.join(stats['tour_ids'])})")
     if stats["camera_height_m"] is not None:
         how = ("from capture.camera_height_m" if stats["camera_height_source"] == "config"
@@ -54,11 +57,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("depth:     none (no keyframe carries depth: objects placed by bearings and floor contact)")
     a = stats["association"]
-    if a.get("f1") is not None:
+    if a.get("f1") is not None and a.get("matched_observations"):
+        frag = "n/a" if a.get("fragmentation") is None else f"{a['fragmentation']:.2f}"
         print(f"association vs annotations of {', '.join(stats['scored_tours'])}: "
               f"precision {a['precision']:.3f}  recall {a['recall']:.3f}  F1 {a['f1']:.3f}  "
-              f"fragmentation {a['fragmentation']:.2f} nodes/object "
+              f"fragmentation {frag} nodes/object "
               f"({a['physical_objects']} physical objects, {a['nodes']} nodes)")
+    elif a.get("f1") is not None:
+        print(f"association: no observation of this memory matches the annotations of "
+              f"{', '.join(stats['scored_tours'])}")
     else:
         print("association: no annotations available to score against")
     return 0

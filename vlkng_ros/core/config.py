@@ -34,6 +34,8 @@ class CaptureConfig:
     pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
                                   "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
     map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
+    tf_max_gap_s: float = _f(1.0, "TF: never interpolate across a gap longer than this in one transform (s); "
+                                  "frames in such a gap get no pose.")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
@@ -42,36 +44,72 @@ class CaptureConfig:
                                       "floor-contact ranging.")
 
 
+_MODEL_HELP = (" (openai: the name the server serves, e.g. an Ollama tag; gemini: a Gemini model; transformers: "
+               "a Hugging Face id or local folder). Empty = the backend's default, see docs/MODELS.md.")
+_ENDPOINT_FIELDS = {
+    "api_key_env": ("", "Environment variable holding the API key (empty = OPENAI_API_KEY for openai, "
+                        "GEMINI_API_KEY for gemini; local servers need none)."),
+    "base_url": ("", "Server URL. openai: e.g. http://localhost:11434/v1 (Ollama), :8000/v1 (vLLM), "
+                     ":8080/v1 (llama.cpp), :1234/v1 (LM Studio); empty = Ollama's. gemini: override "
+                     "the endpoint (proxies, tests)."),
+    "connect_timeout_s": (5.0, "Give up connecting to the server after this long (s): an unreachable "
+                               "server is reported in seconds, not after the full request timeout."),
+    "structured_output": ("auto", "openai: auto (json_schema, falling back to json_object, then to the schema "
+                                  "in the prompt when the server rejects it) | json_schema | json_object | none."),
+    "breaker_failures": (3, "Stop the backend after this many connection failures in a row (a rejected key or "
+                            "unknown model stops it at once); its chunks stay queued for the next build/run."),
+    "breaker_reset_s": (60.0, "A stopped backend is tried again after this long (s; live runs)."),
+}
+
+
 @dataclass
 class PerceptionConfig:
-    backend: str = _f("annotations", "VLM backend: annotations | gemini | transformers.")
+    backend: str = _f("auto", "VLM backend: auto | annotations | openai | gemini | transformers. auto: a "
+                              "tour with annotations.jsonl uses annotations (simulated perception); "
+                              "anything else the openai backend when perception.base_url is set; "
+                              "otherwise build stops with an instruction.")
     noise: float = _f(1.0, "annotations backend: scale of simulated perception noise (0 = exact).")
     seed: int = _f(0, "annotations backend: noise seed.")
     miss_rate: float = _f(0.08, "annotations: probability a detection is missed (at noise 1).")
     synonym_rate: float = _f(0.25, "annotations: probability a label is replaced by a synonym.")
     attribute_error_rate: float = _f(0.1, "annotations: probability an attribute is wrong.")
     box_jitter: float = _f(0.05, "annotations: box jitter as a fraction of box size.")
-    model: str = _f("gemini-2.5-flash", "Model name (gemini) or local path/id (transformers).")
-    api_key_env: str = _f("GEMINI_API_KEY", "Environment variable holding the Gemini API key.")
-    base_url: str = _f("", "Override the Gemini endpoint (tests, proxies). Empty = default.")
-    timeout_s: float = _f(60.0, "Per-request timeout (s).")
-    max_retries: int = _f(4, "Retries on 429/5xx/timeouts/invalid output, with backoff.")
+    model: str = _f("", "VLM" + _MODEL_HELP)
+    api_key_env: str = _f(*_ENDPOINT_FIELDS["api_key_env"])
+    base_url: str = _f(*_ENDPOINT_FIELDS["base_url"])
+    timeout_s: float = _f(120.0, "Per-request timeout (s): one chunk of keyframes, prompt to last token.")
+    connect_timeout_s: float = _f(*_ENDPOINT_FIELDS["connect_timeout_s"])
+    max_retries: int = _f(2, "Retries on 429/5xx/timeouts/invalid output, with backoff.")
     retry_backoff_s: float = _f(1.0, "First retry delay (s); doubles each retry, with jitter.")
     temperature: float = _f(0.1, "Sampling temperature for graph extraction (paper: 0.1).")
+    max_output_tokens: int = _f(4096, "Longest answer asked of the VLM per chunk (tokens).")
+    structured_output: str = _f(*_ENDPOINT_FIELDS["structured_output"])
+    breaker_failures: int = _f(*_ENDPOINT_FIELDS["breaker_failures"])
+    breaker_reset_s: float = _f(*_ENDPOINT_FIELDS["breaker_reset_s"])
+    image_max_side: int = _f(0, "Downscale keyframes so the longer side is at most this before sending "
+                                "(0 = the backend's choice: 1280 for servers, the model's own size for transformers).")
     device: str = _f("", "transformers backend: torch device (empty = embeddings.device).")
+    dtype: str = _f("auto", "transformers backend: auto (float16 on CUDA - Turing GPUs have no bfloat16 - "
+                            "float32 on CPU) | float16 | bfloat16 | float32.")
+    load_in_4bit: bool = _f(False, "transformers backend: load the VLM in 4 bit (needs bitsandbytes and CUDA).")
     max_concurrency: int = _f(2, "Chunks perceived in parallel.")
 
 
 @dataclass
 class LLMConfig:
-    backend: str = _f("none", "LLM for STOA judging and answering: none | gemini | transformers.")
-    model: str = _f("gemini-2.5-flash", "Model name or local path.")
-    api_key_env: str = _f("GEMINI_API_KEY", "Environment variable holding the API key.")
-    base_url: str = _f("", "Override the endpoint. Empty = default.")
+    backend: str = _f("none", "LLM for STOA judging and answering: none | openai | gemini | transformers.")
+    model: str = _f("", "LLM" + _MODEL_HELP)
+    api_key_env: str = _f(*_ENDPOINT_FIELDS["api_key_env"])
+    base_url: str = _f(*_ENDPOINT_FIELDS["base_url"])
     timeout_s: float = _f(30.0, "Per-request timeout (s).")
+    connect_timeout_s: float = _f(*_ENDPOINT_FIELDS["connect_timeout_s"])
     max_retries: int = _f(3, "Retries with backoff.")
     retry_backoff_s: float = _f(1.0, "First retry delay (s); doubles each retry, with jitter.")
     temperature: float = _f(0.7, "Sampling temperature for answering (paper: 0.7).")
+    max_output_tokens: int = _f(1024, "Longest answer asked of the LLM (tokens).")
+    structured_output: str = _f(*_ENDPOINT_FIELDS["structured_output"])
+    breaker_failures: int = _f(*_ENDPOINT_FIELDS["breaker_failures"])
+    breaker_reset_s: float = _f(*_ENDPOINT_FIELDS["breaker_reset_s"])
     device: str = _f("auto", "transformers backend: torch device (auto = cuda if available).")
 
 
@@ -84,6 +122,8 @@ class StoaConfig:
     threshold: float = _f(0.5, "Association threshold tau on the similarity in [0,1].")
     judge: str = _f("auto", "auto (LLM if configured, else deterministic) | deterministic | llm.")
     moved_distance_m: float = _f(1.5, "A matched object this far from its estimate 'moved'.")
+    consolidate_radius_m: float = _f(4.0, "Once an object is well placed, an earlier split of it (the same thing "
+                                          "seen before from a poor viewpoint) is looked for this far away (m).")
 
 
 @dataclass
@@ -121,6 +161,11 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    max_question_chars: int = _f(2000, "Longest question accepted (characters); a longer one gets a one-line error.")
+    refresh_s: float = _f(30.0, "A memory written by another process (a build while the server runs) is "
+                                "noticed by the ask caches within this many seconds.")
+    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
+                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
                                       "seen from, facing it (the planner's goal tolerance finds the free spot).")
 
@@ -276,4 +321,7 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             cfg.update({k: v for k, v in params.items() if k not in ROS_SKIP}, strict=False)
     if overrides:
         cfg.update(overrides)
+    from .stores._common import validate_namespace
+
+    validate_namespace(cfg.stores.namespace)  # names are checked before any work starts
     return cfg

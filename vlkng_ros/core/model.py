@@ -184,6 +184,8 @@ class ChunkGraph:
     relations: list[ChunkRelation] = field(default_factory=list)
     places: dict[int, str] = field(default_factory=dict)  # stamp_ns -> kind of place
     warnings: list[str] = field(default_factory=list)  # what was dropped while parsing, and why
+    # what perceiving it cost: backend, model, seconds, input/output tokens, calls, retries
+    perception: dict[str, Any] = field(default_factory=dict)
 
     @property
     def chunk_id(self) -> str:
@@ -203,7 +205,7 @@ class ChunkGraph:
         relations = [ChunkRelation(**r) for r in d.get("relations", [])]
         return ChunkGraph(d["tour_id"], int(d["chunk_index"]), [int(s) for s in d["frames"]],
                           objects, relations, {int(k): v for k, v in d.get("places", {}).items()},
-                          list(d.get("warnings", [])))
+                          list(d.get("warnings", [])), dict(d.get("perception") or {}))
 
 
 def chunk_id(tour_id: str, chunk_index: int) -> str:

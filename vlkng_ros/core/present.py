@@ -17,7 +17,7 @@ from .model import Keyframe, ObjectNode, Pose
 
 # Rough footprint (m) per perceived size word, for objects with no measured extent.
 SIZE_WORDS_M = {"tiny": 0.15, "small": 0.3, "medium": 0.6, "large": 1.2, "huge": 2.0}
-DEFAULT_FOOTPRINT_M = 0.5
+DEFAULT_FOOTPRINT_M = 0.5  # drawn footprint of an object with no size word
 
 
 def main_place(node: ObjectNode) -> str:

@@ -28,7 +28,7 @@ def iou(a: BBox | list[float], b: BBox | list[float]) -> float:
 def match_observations(objects: Iterable[ObjectNode], annotations: Mapping[str, Mapping[int, dict]],
                        min_iou: float = 0.3) -> list[tuple[str, str]]:
     """(node id, gt_track) per observation that matches an annotated object of its frame.
-    ``annotations``: tour_id -> stamp_ns -> annotation line (tour-format.md)."""
+    ``annotations``: tour_id -> stamp_ns -> annotation line (docs/tour-format.md)."""
     by_frame: dict[tuple[str, int], list[tuple[str, BBox]]] = defaultdict(list)
     for node in objects:
         for ob in node.observations:
@@ -84,11 +84,19 @@ def memory_association(memory, tour_dirs: list[str]) -> dict:
 
     graph = memory.graph
     annotations: dict[str, dict[int, dict]] = {}
-    dirs = list(tour_dirs) or [p for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
-    for d in dirs:
-        if Path(d, "annotations.jsonl").exists():
+    from ..core.tour_identity import TOUR_OF_FINGERPRINT_META, tour_fingerprint
+
+    if tour_dirs:  # the memory's id of each given tour comes from the tour's content
+        pairs = []
+        for d in tour_dirs:
             tour = Tour.open(d)
-            annotations[tour.tour_id] = tour.annotations
+            tid = graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
+            pairs.append((tid, d))
+    else:
+        pairs = [(t, p) for t in graph.tours() if (p := graph.get_meta(f"tour_path:{t}"))]
+    for tid, d in pairs:
+        if Path(d, "annotations.jsonl").exists():
+            annotations[tid] = Tour.open(d).annotations
     association = {"precision": None, "recall": None, "f1": None, "fragmentation": None}
     if annotations:
         association = association_scores(match_observations(list(graph.iter_objects()), annotations))

@@ -1,4 +1,4 @@
-"""Retrieval and answer metrics exactly as tour-format.md defines them, on stamps.
+"""Retrieval and answer metrics exactly as docs/tour-format.md defines them, on stamps.
 
 A returned frame is relevant when its stamp lies in any ground-truth interval [start, end]
 (inclusive). Recall's denominator is the number of the tour's KEYFRAMES that are relevant.
@@ -11,6 +11,7 @@ from typing import Any, Iterable, Sequence
 
 Interval = Sequence[int]
 GOAL_SUCCESS_M = 1.5
+METRIC_K = 5  # the metrics go to @5, so an evaluation asks for 5 frames whatever ask.top_k is
 METRIC_KEYS = ["retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5",
                "mrr@5", "answer_accuracy", "goal_success", "goal_error_m"]
 

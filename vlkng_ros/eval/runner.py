@@ -27,15 +27,15 @@ def load_questions(tour_dir: Path) -> list[dict[str, Any]]:
 
 
 def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list[int], mode: str,
-             top_k: int = 5) -> dict[str, Any]:
+             top_k: int | None = None) -> dict[str, Any]:
     """Ask every question in ``mode``; per-question answers, metrics and means."""
     from ..core.ask.types import AskRequest
-    from .retrieval_metrics import score_question, summarize
+    from .retrieval_metrics import METRIC_K, score_question, summarize
 
     rows, types, answers = [], [], []
     for q in questions:
         t0 = time.perf_counter()
-        res = engine.ask(AskRequest(q["question"], list(q.get("options") or []), top_k, mode))
+        res = engine.ask(AskRequest(q["question"], list(q.get("options") or []), top_k or METRIC_K, mode))
         latency = time.perf_counter() - t0
         stamps = [f.stamp_ns for f in res.frames]
         goal = [round(res.goal.x, 3), round(res.goal.y, 3)] if res.goal else None

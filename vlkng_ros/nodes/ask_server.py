@@ -12,6 +12,7 @@ keeps the LLM's usage predictable). The engine only reads the memory.
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped
@@ -27,6 +28,8 @@ from .. import conversions as conv
 from ..core.ask.types import AskResult
 from ..core.memory import Memory
 from .common import VlkngLifecycleNode, param, spin_main, warm_up
+
+LATENCY_WINDOW = 1000  # the last answers' latencies kept for statistics
 
 PARAMS = {
     "service_name": ("ask", "Name of the Ask service (relative: namespaced)."),
@@ -49,7 +52,7 @@ class Canceled(Exception):
 class AskServerNode(VlkngLifecycleNode):
     def __init__(self, memory: Memory | None = None, **kwargs: Any) -> None:
         super().__init__("vlkng_ask", PARAMS, memory, **kwargs)
-        self.latencies_s: list[float] = []
+        self.latencies_s: deque[float] = deque(maxlen=LATENCY_WINDOW)  # bounded: a server runs for months
         self.goal: PoseStamped | None = None
 
     def setup(self) -> None:
@@ -82,7 +85,7 @@ class AskServerNode(VlkngLifecycleNode):
         if not self.active:
             return AskResult(False, "the ask server is not active (lifecycle state)")
         try:
-            result = self.engine.ask(conv.ask_request_from_msg(request, self.cfg.ask.top_k), on_stage)
+            result = self.engine.ask(conv.ask_request_from_msg(request), on_stage)
         except Canceled:
             raise
         except Exception as e:  # never leave a client hanging

@@ -23,9 +23,11 @@ from .. import conversions as conv
 from ..core.chunking import Chunker
 from ..core.memory import Memory
 from ..core.model import Keyframe
-from ..core.perception.base import Perceiver
+from ..core.perception.base import PerceptionUnavailable, Perceiver
 from ..core.pipeline import MemoryBuilder
 from .common import VlkngLifecycleNode, param, spin_main
+
+RESUME_GRACE = 6  # recovered keyframes wait this many flush periods for the tour to go on
 
 PARAMS = {
     "tour_dir": ("", "Tour folder whose annotations.jsonl feeds perception.backend 'annotations'."),
@@ -52,20 +54,28 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         self.pool: ThreadPoolExecutor | None = None
         self.chunks_published = 0
         self.chunks_failed = 0
+        self.keyframes_received = 0
 
     def setup(self) -> None:
         assert self.memory is not None
         perceiver = self._given_perceiver
+        self._unavailable_said = False
         if perceiver is None:
+            from ..core.perception.base import PerceptionNotConfigured
             from ..core.perception.registry import make_perceiver
 
             annotations = None
-            if self.cfg.perception.backend == "annotations":
-                tour_dir = param(self, "tour_dir")
-                if not tour_dir:
-                    raise ValueError("perception.backend 'annotations' needs the tour_dir parameter")
+            tour_dir = param(self, "tour_dir")
+            if tour_dir and self.cfg.perception.backend in ("annotations", "auto"):
                 annotations = load_annotations(tour_dir)
-            perceiver = make_perceiver(self.cfg, annotations=annotations)
+            try:
+                perceiver = make_perceiver(self.cfg, annotations=annotations)
+            except PerceptionNotConfigured as e:  # no usable backend: capture goes on, chunks wait
+                self.get_logger().warning(
+                    f"no perception backend ({e}): keyframes are captured and stored, and chunks stay "
+                    f"queued until a perception backend is configured (then restart)")
+                self._unavailable_said = True
+                perceiver = None
         self.builder = MemoryBuilder(self.memory, self.cfg, perceiver)
         self.pool = ThreadPoolExecutor(max(1, self.cfg.perception.max_concurrency),
                                        thread_name_prefix="vlkng-perceive")
@@ -82,7 +92,14 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         self.keep(self.create_timer(max(0.2, min(1.0, self.flush_after_s / 4)), self._on_timer))
 
     def on_activated(self) -> None:
-        """Restart recovery: chunk what is stored but was never perceived."""
+        """Restart recovery: chunk what is stored but was never perceived. The recovered
+        keyframes wait in the chunker for the tour's next keyframes (the boundaries an
+        uninterrupted run would have made); they are flushed as a partial chunk only once
+        keyframes flowed again and then stopped, or when no keyframe arrives for
+        ``RESUME_GRACE`` x flush_after_s (the tour really ended at the kill)."""
+        self.last_keyframe_at = time.monotonic() + (RESUME_GRACE - 1) * self.flush_after_s
+        if self.builder.perceiver is None:
+            return  # nothing can be perceived: keyframes stay unchunked until a backend is set
         for tour_id in self.memory.graph.tours():
             leftovers = self.builder.unchunked_keyframes(tour_id)
             if leftovers:
@@ -100,6 +117,7 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         if not self.active:
             return
         self.last_keyframe_at = time.monotonic()
+        self.keyframes_received += 1
         self._add(conv.keyframe_from_msg(msg))
 
     def _add(self, kf: Keyframe) -> None:
@@ -110,6 +128,8 @@ class ChunkBuilderNode(VlkngLifecycleNode):
                 self.seen[kf.tour_id] = seen
             if kf.stamp_ns in seen:
                 return  # already chunked (replayed, or resumed and then republished)
+            if self.builder.perceiver is None:
+                return  # no backend: stored keyframes are chunked on a later start
             seen.add(kf.stamp_ns)
             chunk = self.chunkers.setdefault(kf.tour_id, Chunker(self.cfg.chunk_size)).add(kf)
         if chunk:
@@ -151,6 +171,16 @@ class ChunkBuilderNode(VlkngLifecycleNode):
                     return  # shutting down: the keyframes stay unchunked and resume on restart
                 try:
                     graph = self.builder.perceive(tour_id, chunk)
+                except PerceptionUnavailable as e:
+                    # down or not configured: every retry would fail alike; say it once, keep queued
+                    if not self._unavailable_said:
+                        self._unavailable_said = True
+                        self.get_logger().error(f"perception stopped ({e}); chunks stay queued for "
+                                                "the next start")
+                    self.chunks_failed += 1
+                    with self._lock:
+                        self.seen.get(tour_id, set()).difference_update(k.stamp_ns for k in chunk)
+                    return
                 except Exception as e:
                     delay = self.backoff_s * (2 ** attempt)
                     last = attempt == self.retries

@@ -10,6 +10,7 @@ models, activate starts processing, cleanup/shutdown release everything.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Callable
 
 import rclpy
@@ -53,6 +54,9 @@ ParamSpec = dict[str, tuple[Any, str]]
 COMMON_PARAMS: ParamSpec = {
     "memory_dir": ("mem", "Memory directory (graph, vectors, frames, chunk queue)."),
     "autostart": (True, "Configure and activate on start (no lifecycle manager needed)."),
+    "configure_retry_s": (60.0, "With autostart: keep retrying a failed configure (e.g. a Neo4j "
+                                "or Qdrant server still starting) for this long, backing off "
+                                "1, 2, 4 .. 10 s; 0 = try once."),
 }
 
 
@@ -93,6 +97,7 @@ class VlkngLifecycleNode(LifecycleNode):
         self.memory: Memory | None = None
         self.cfg = VlkngConfig()
         self.active = False
+        self.configure_error: BaseException | None = None  # why the last configure failed
         self._entities: list[Any] = []
         self._lock = threading.RLock()
 
@@ -109,6 +114,7 @@ class VlkngLifecycleNode(LifecycleNode):
     # --- lifecycle callbacks ---------------------------------------------------------------
     def on_configure(self, state: Any) -> TransitionCallbackReturn:
         try:
+            self.configure_error = None
             self.cfg = config_from_node(self)
             if self._borrowed_memory is not None:
                 self.memory = self._borrowed_memory
@@ -116,6 +122,7 @@ class VlkngLifecycleNode(LifecycleNode):
                 self.memory = Memory.open(param(self, "memory_dir"), self.cfg)
             self.setup()
         except Exception as e:  # a bad parameter or an unreachable DB: say it, stay unconfigured
+            self.configure_error = e
             self.get_logger().error(f"configure failed: {type(e).__name__}: {e}")
             self._release()
             return TransitionCallbackReturn.FAILURE
@@ -187,12 +194,41 @@ def warm_up(memory: Memory) -> None:
     _ = memory.image_embedder
 
 
+# errors that say "not reachable (yet)": a server still starting, not a wrong setting
+_TRANSIENT_NAMES = {"ServiceUnavailable", "SessionExpired", "ConnectError", "ConnectTimeout",
+                    "ResponseHandlingException", "ReadTimeout"}
+
+
+def is_transient(error: BaseException | None) -> bool:
+    """True if ``error`` (or what caused it) is a connection failure worth retrying."""
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, OSError) or type(error).__name__ in _TRANSIENT_NAMES:
+            return True
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return False
+
+
 def autostart(node: Node) -> bool:
-    """Configure and activate a lifecycle node when its ``autostart`` parameter is true."""
+    """Configure and activate a lifecycle node when its ``autostart`` parameter is true.
+
+    A configure that fails because a server is not reachable yet is retried for
+    ``configure_retry_s`` (compose starts Neo4j and the nodes together); any other failure
+    (a bad parameter, wrong credentials) fails at once."""
     if not isinstance(node, VlkngLifecycleNode) or not param(node, "autostart"):
         return True
-    if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
-        return False
+    deadline = time.monotonic() + max(0.0, float(param(node, "configure_retry_s")))
+    delay = 1.0
+    while node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+        left = deadline - time.monotonic()
+        if left <= 0 or not is_transient(node.configure_error):
+            return False
+        wait = min(delay, left)
+        node.get_logger().warning(f"configure failed; retrying in {wait:.0f} s "
+                                  f"(configure_retry_s: {left:.0f} s left)")
+        time.sleep(wait)
+        delay = min(delay * 2, 10.0)
     return node.trigger_activate() == TransitionCallbackReturn.SUCCESS
 
 

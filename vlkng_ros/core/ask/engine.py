@@ -21,9 +21,9 @@ from .answer import (FrameScore, evidence, goal_pose, goal_target,
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
-from .options import OptionContext, choose
-from .query import ParsedQuery, decompose, parse_options, validate_question
-from .types import AskRequest, AskResult, RankedFrame
+from .options import OptionContext, choose, parse_options
+from .query import ParsedQuery, decompose, validate_question
+from .types import AskRequest, AskResult, RankedFrame, resolve_top_k
 
 log = logging.getLogger("vlkng.ask")
 MODES = ("ger", "gr", "full", "cwgr", "lexical")
@@ -34,8 +34,8 @@ class AskEngine:
         self.memory = memory
         self.cfg = cfg
         self.llm = llm
-        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir))  # shared caches: label/text vectors, keyframe places
-        self._tours = TourIndex(memory)
+        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir), cfg.ask.refresh_s)  # shared caches: label/text vectors, keyframe places
+        self._tours = TourIndex(memory, cfg.ask.refresh_s)
         self._retrievers = {"ger": Retriever(memory, cfg.ask, True, self._labels, self._tours),
                             "gr": Retriever(memory, cfg.ask, False, self._labels, self._tours)}
         self._sizes: dict[str, tuple[int, int] | None] = {}
@@ -44,7 +44,7 @@ class AskEngine:
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
-        from ..stoa import memory_camera_height
+        from ..calibration import memory_camera_height
 
         return memory_camera_height(self.memory, self.cfg)
 
@@ -68,12 +68,12 @@ class AskEngine:
         "answering" as each stage starts (the Ask action's feedback); an exception it raises (a
         client canceled) ends the question there."""
         mode = (req.mode or self.cfg.ask.mode or "ger").lower()
-        question, error = validate_question(req.question)
+        question, error = validate_question(req.question, self.cfg.ask.max_question_chars)
         if error:
             return AskResult(False, error, mode=mode)
         if mode not in MODES:
             return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
-        top_k = max(1, min(int(req.top_k or self.cfg.ask.top_k), 50))
+        top_k = resolve_top_k(req.top_k, self.cfg.ask.top_k)
         try:
             return self._ask(question, parse_options(req.options), top_k, mode, on_stage or (lambda _s: None))
         except LLMError as e:  # pragma: no cover - every LLM call below is caught

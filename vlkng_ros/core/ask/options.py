@@ -1,4 +1,7 @@
-"""Offline multiple-choice answering: what kind of thing the options name decides the evidence.
+"""Multiple-choice options: the one home for parsing them ("A. a laptop"), rendering them into
+the answer prompt, checking the LLM's choice, and choosing offline.
+
+Offline, what kind of thing the options name decides the evidence:
 
 - places ("in the kitchen"): the kind of place of the best-ranked frames (keyframe places);
 - attributes ("green", "metal"): the target objects' attributes;
@@ -13,6 +16,7 @@ Only closed-class words are lists (places, attribute words, predicates), as in q
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -28,6 +32,33 @@ if TYPE_CHECKING:
     from .ger import Retriever
 
 ATTRIBUTE_WORDS = COLORS | MATERIALS | SIZES | {"organic", "navy", "olive", "maroon"}
+OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)  # "A. x", "(b) x", "C: x"
+
+
+def parse_options(options: list[str]) -> list[tuple[str, str]]:
+    """'A. a laptop' -> ('A', 'a laptop'); unlabelled options get letters by position."""
+    parsed: list[tuple[str, str]] = []
+    for i, opt in enumerate(options or []):
+        m = OPTION_RE.match(str(opt))
+        if m and m.group(2).strip():
+            parsed.append((m.group(1).upper(), m.group(2).strip()))
+        elif str(opt).strip():
+            parsed.append((chr(ord("A") + i), str(opt).strip()))
+    return parsed
+
+
+def render_options(options: list[tuple[str, str]]) -> str:
+    """The options as the answer prompt shows them: 'A. a laptop | B. a red mug'."""
+    return " | ".join(f"{k}. {t}" for k, t in options)
+
+
+def parse_choice(raw: object, options: list[tuple[str, str]]) -> str | None:
+    """The option letter an answer names ("b", " B. a mug" -> "B"); "" without options; None
+    when there are options and it names none of them."""
+    choice = str(raw or "").strip().upper()[:1]
+    if not options:
+        return choice
+    return choice if choice in {k for k, _ in options} else None
 
 
 @dataclass

@@ -17,7 +17,6 @@ from typing import Any
 from ..intent import parse_intent
 from ..llm.base import LLM, LLMError, LLMUsage
 
-MAX_QUESTION_CHARS = 2000
 
 # Relation predicates, longest first so "next to" wins over "to" and "on top of" over "on".
 RELATION_PREDICATES = [
@@ -56,9 +55,6 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # "Where can I sit to put on my shoes?": a question for a place to DO something. Its words after
 # the subject are one activity ("put on", "work on" are verbs with particles, not relations).
 ACTIVITY_RE = re.compile(r"^\s*where\s+(?:can|could|should|would|might|do)\s+(?:i|we)\s+(.+)$", re.I)
-OPTION_RE = re.compile(r"^\s*\(?([A-Za-z])[\.\):]\s*(.*)$", re.S)
-
-
 @dataclass
 class TimeCue:
     cue: str  # first | last | after | before | when
@@ -116,7 +112,7 @@ def singular(word: str) -> str:
     return word
 
 
-def validate_question(question: Any) -> tuple[str, str]:
+def validate_question(question: Any, max_chars: int) -> tuple[str, str]:
     """(cleaned question, error message or ""). Over-long questions are an error, not truncated:
     a silently truncated question could drop the part that matters."""
     if not isinstance(question, str):
@@ -124,22 +120,10 @@ def validate_question(question: Any) -> tuple[str, str]:
     q = " ".join(question.split())
     if not q:
         return "", "empty question: ask about something the robot may have seen"
-    if len(q) > MAX_QUESTION_CHARS:
-        return "", (f"question too long ({len(q)} characters; the limit is {MAX_QUESTION_CHARS}): "
+    if len(q) > max_chars:
+        return "", (f"question too long ({len(q)} characters; the limit is {max_chars}, ask.max_question_chars): "
                     "ask one short question")
     return q, ""
-
-
-def parse_options(options: list[str]) -> list[tuple[str, str]]:
-    """'A. a laptop' -> ('A', 'a laptop'); unlabelled options get letters by position."""
-    parsed: list[tuple[str, str]] = []
-    for i, opt in enumerate(options or []):
-        m = OPTION_RE.match(str(opt))
-        if m and m.group(2).strip():
-            parsed.append((m.group(1).upper(), m.group(2).strip()))
-        elif str(opt).strip():
-            parsed.append((chr(ord("A") + i), str(opt).strip()))
-    return parsed
 
 
 def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:

@@ -8,11 +8,20 @@ from typing import Any
 from ..model import Pose
 
 
+MAX_TOP_K = 50  # frames one answer may rank: beyond this it is a dump, not an answer
+
+
+def resolve_top_k(requested: int, configured: int) -> int:
+    """Frames an answer returns: ``requested``, or the configured ``ask.top_k`` when it is 0 or
+    less (the one place this default is decided), within [1, MAX_TOP_K]."""
+    return max(1, min(int(requested) if requested > 0 else int(configured), MAX_TOP_K))
+
+
 @dataclass
 class AskRequest:
     question: str
     options: list[str] = field(default_factory=list)  # "A. a laptop", ... (multiple choice)
-    top_k: int = 5
+    top_k: int = 0  # frames to return; 0 or less: the configured ask.top_k
     mode: str | None = None  # None = configured mode (ger | gr | full | cwgr | lexical)
 
 

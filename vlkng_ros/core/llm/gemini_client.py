@@ -3,19 +3,21 @@
 It owns retries (the SDK's own are switched off so there is one policy): exponential backoff with
 jitter on HTTP 429, 5xx, timeouts, connection errors, truncated or invalid JSON and output that does
 not match the requested schema. A safety block (prompt blocked, or a candidate that finished for a
-safety reason) is not retried: it raises :class:`ModelBlockedError` at once. The API key is read
-from the environment variable the config names and never logged or put in an error message.
+safety reason) is not retried: it raises :class:`ModelBlockedError` at once. A connection that
+cannot be made counts on a :class:`CircuitBreaker` (after ``breaker_failures`` in a row every call
+raises :class:`BackendUnavailable` at once, with one line saying what is wrong); a rejected key or
+an unknown model opens it immediately. The API key is read from the environment variable the
+config names and never logged or put in an error message.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import random
 import time
 from typing import Any, Sequence
 
-from .base import LLMError, LLMUsage
+from .base import BackendUnavailable, CircuitBreaker, LLMError, LLMUsage, backoff_sleep
 from .json_tools import InvalidModelOutput, parse_and_validate
 
 log = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ class GeminiClient:
     def __init__(self, model: str, api_key_env: str = "GEMINI_API_KEY", base_url: str = "",
                  timeout_s: float = 60.0, max_retries: int = 4, temperature: float = 0.1,
                  backoff_base_s: float = 1.0, backoff_max_s: float = 30.0,
-                 max_output_tokens: int | None = None) -> None:
+                 max_output_tokens: int | None = None, breaker: CircuitBreaker | None = None) -> None:
         from google import genai
         from google.genai import types
 
@@ -79,6 +81,8 @@ class GeminiClient:
         self.backoff_base_s = max(0.0, float(backoff_base_s))
         self.backoff_max_s = float(backoff_max_s)
         self.max_output_tokens = max_output_tokens
+        self.breaker = breaker or CircuitBreaker(what=f"gemini {model}")
+        self.base_url = base_url or "https://generativelanguage.googleapis.com"
         self._types = types
         http_options = types.HttpOptions(
             base_url=base_url or None,
@@ -93,9 +97,12 @@ class GeminiClient:
         """Build from a PerceptionConfig or LLMConfig (same field names). ``retry_backoff_s`` is
         honoured when the config has it; otherwise ``backoff_base_s`` or 1 s."""
         base = backoff_base_s if backoff_base_s is not None else getattr(cfg, "retry_backoff_s", 1.0)
-        return cls(model=cfg.model, api_key_env=cfg.api_key_env, base_url=cfg.base_url,
-                   timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
-                   temperature=cfg.temperature, backoff_base_s=base)
+        return cls(model=cfg.model or "gemini-2.5-flash", api_key_env=cfg.api_key_env or "GEMINI_API_KEY",
+                   base_url=cfg.base_url, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
+                   temperature=cfg.temperature, backoff_base_s=base,
+                   max_output_tokens=getattr(cfg, "max_output_tokens", None) or None,
+                   breaker=CircuitBreaker(getattr(cfg, "breaker_failures", 3),
+                                          getattr(cfg, "breaker_reset_s", 60.0), f"gemini {cfg.model}"))
 
     # ------------------------------------------------------------------------------------------
     def generate_json(self, prompt: str, schema: dict[str, Any] | None,
@@ -116,6 +123,7 @@ class GeminiClient:
             response_json_schema=schema or None,
             max_output_tokens=self.max_output_tokens,
         )
+        self.breaker.check()
         prompt_chars = len(prompt)
         last_reason = ""
         started = time.monotonic()
@@ -146,6 +154,7 @@ class GeminiClient:
 
         timeouts, transport = _transport_errors()
 
+        where = f"Gemini {self.model} at {self.base_url}"
         try:
             response = self._client.models.generate_content(model=self.model, contents=contents,
                                                             config=config)
@@ -153,12 +162,23 @@ class GeminiClient:
             code = int(getattr(e, "code", 0) or 0)
             what = f"HTTP {code} {getattr(e, 'status', '') or ''}: {(e.message or '')[:200]}"
             if code in (408, 429) or code >= 500:
+                self.breaker.success()  # it answered: reachable
                 raise _Retriable(what) from e
+            key_problem = code in (401, 403) or "API_KEY" in str(e.message or "").upper()
+            if key_problem or code == 404:
+                hint = ("check the key in the environment variable the config names"
+                        if key_problem else "check perception.model / llm.model")
+                self.breaker.failure(f"{where} refused the request ({what[:120]}): {hint}", fatal=True)
+                raise BackendUnavailable(self.breaker.reason) from e
             raise LLMError(f"Gemini {self.model} request rejected ({what})") from e
         except timeouts as e:
+            if type(e).__name__ == "ConnectTimeout":
+                self._connection_failed(where, "connect timed out")
             raise _Retriable(f"request timed out after {self.timeout_s:g} s") from e
         except transport as e:
+            self._connection_failed(where, f"cannot connect ({type(e).__name__})")
             raise _Retriable(f"connection failed: {type(e).__name__}: {e}") from e
+        self.breaker.success()
 
         feedback = getattr(response, "prompt_feedback", None)
         block = _enum_name(getattr(feedback, "block_reason", None))
@@ -179,16 +199,19 @@ class GeminiClient:
             usage.output_chars += len(text)
             meta = getattr(response, "usage_metadata", None)
             if meta is not None:
-                for key in ("prompt_token_count", "candidates_token_count"):
-                    usage.extra[key] = usage.extra.get(key, 0) + int(getattr(meta, key, 0) or 0)
+                usage.input_tokens += int(getattr(meta, "prompt_token_count", 0) or 0)
+                usage.output_tokens += int(getattr(meta, "candidates_token_count", 0) or 0)
         try:
             return parse_and_validate(text, schema)
         except InvalidModelOutput as e:
             suffix = " (output hit the token limit)" if finish == "MAX_TOKENS" else ""
             raise _Retriable(f"{e}{suffix}") from e
 
+    def _connection_failed(self, where: str, what: str) -> None:
+        reason = (f"{where}: {what}. Check the network (or base_url) and that the host can reach "
+                  "Google's API; chunks stay queued")
+        if self.breaker.failure(reason):
+            raise BackendUnavailable(self.breaker.reason)
+
     def _sleep_before_retry(self, retry_index: int, reason: str) -> None:
-        delay = min(self.backoff_max_s, self.backoff_base_s * (2 ** retry_index))
-        delay *= 0.5 + 0.5 * random.random()
-        log.info("Gemini %s: retrying in %.2f s (%s)", self.model, delay, reason[:120])
-        time.sleep(delay)
+        backoff_sleep(self.backoff_base_s, self.backoff_max_s, retry_index, f"Gemini {self.model}", reason)

@@ -14,7 +14,7 @@ import time
 from abc import abstractmethod
 from typing import Any, Sequence
 
-from .base import LLM, LLMError, LLMUsage
+from .base import LLM, BackendUnavailable, LLMError, LLMUsage
 from .json_tools import InvalidModelOutput, parse_and_validate
 
 log = logging.getLogger(__name__)
@@ -54,15 +54,23 @@ class LocalJSONModel(LLM):
         self.temperature = float(temperature)
         self.max_retries = max(0, int(max_retries))
         self._loaded = False
+        self._load_error = ""
         self._lock = threading.Lock()  # one generate at a time per model
 
     def _ensure_loaded(self) -> None:
-        if not self._loaded:
-            try:
-                self._load()
-            except (OSError, ValueError) as e:
-                raise LLMError(f"cannot load local model {self.model_name!r}: {e}") from e
-            self._loaded = True
+        """Load once; a model that cannot load stops the backend (every chunk would fail alike)."""
+        if self._loaded:
+            return
+        if self._load_error:
+            raise BackendUnavailable(self._load_error)
+        try:
+            self._load()
+        except (OSError, ValueError, ImportError, LLMError) as e:
+            self._load_error = (f"cannot load local model {self.model_name!r}: {str(e)[:300]} "
+                                "(a Hugging Face id needs the weights downloaded once, or a local folder; "
+                                "see docs/MODELS.md)")
+            raise BackendUnavailable(self._load_error) from e
+        self._loaded = True
 
     @abstractmethod
     def _load(self) -> None: ...
@@ -88,9 +96,12 @@ class LocalJSONModel(LLM):
                         usage.calls += 1
                         usage.retries += 1 if attempt else 0
                         usage.prompt_chars += len(full_prompt)
+                    self.last_token_counts = (0, 0)
                     text = self._generate_text(full_prompt, images)
                     if usage is not None:
                         usage.output_chars += len(text)
+                        usage.input_tokens += self.last_token_counts[0]
+                        usage.output_tokens += self.last_token_counts[1]
                     try:
                         return parse_and_validate(text, schema)
                     except InvalidModelOutput as e:
@@ -133,4 +144,5 @@ class TransformersLLM(LocalJSONModel):
             out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
                                       max_new_tokens=self.max_new_tokens,
                                       pad_token_id=self.tokenizer.pad_token_id, **self._sampling())
+        self.last_token_counts = (int(ids.shape[1]), int(out.shape[1] - ids.shape[1]))
         return self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True)

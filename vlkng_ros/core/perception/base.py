@@ -14,6 +14,15 @@ class PerceptionError(RuntimeError):
     """Perception failed for a whole chunk (after retries). The chunk stays queued."""
 
 
+class PerceptionUnavailable(PerceptionError):
+    """The backend is down or misconfigured (circuit breaker open): every chunk would fail the
+    same way, so the caller stops perceiving and leaves the rest queued."""
+
+
+class PerceptionNotConfigured(ValueError):
+    """No perception backend can serve this tour (no annotations, no model configured)."""
+
+
 @dataclass
 class ChunkInput:
     tour_id: str
@@ -23,7 +32,7 @@ class ChunkInput:
 
 
 class Perceiver(ABC):
-    """Backends: annotations (simulated perception), gemini, transformers."""
+    """Backends: annotations (simulated perception), openai, gemini, transformers."""
 
     name: str = "abstract"
 

@@ -17,9 +17,10 @@ class GeminiPerceiver(LLMPerceiver):
 
     name = "gemini"
 
-    def __init__(self, cfg: PerceptionConfig | Any, backoff_base_s: float | None = None) -> None:
+    def __init__(self, cfg: PerceptionConfig | Any, backoff_base_s: float | None = None,
+                 max_side: int = 1280) -> None:
         try:
             llm = GeminiLLM(cfg, backoff_base_s=backoff_base_s)
         except LLMError as e:
             raise PerceptionError(str(e)) from e
-        super().__init__(llm)
+        super().__init__(llm, max_side=max_side)

@@ -1,6 +1,8 @@
 """A perceiver over any multimodal :class:`LLM`: one multi-image prompt per chunk.
 
-The Gemini and local-transformers VLM backends are this class with a different model behind it.
+The OpenAI-compatible, Gemini and local-transformers VLM backends are this class with a
+different model behind it. Every chunk graph records what perceiving it cost
+(``ChunkGraph.perception``: model, seconds, tokens, calls, retries); the build reports it.
 """
 
 from __future__ import annotations
@@ -10,13 +12,27 @@ import threading
 
 import numpy as np
 
-from ..llm.base import LLM, LLMError, LLMUsage
 from ..images import encode_jpeg
+from ..llm.base import LLM, BackendUnavailable, LLMError, LLMUsage
 from ..model import ChunkGraph
-from .base import ChunkInput, PerceptionError, Perceiver
+from .base import ChunkInput, PerceptionError, PerceptionUnavailable, Perceiver
 from .parse import CHUNK_SCHEMA, build_chunk_prompt, parse_chunk_graph
 
 log = logging.getLogger(__name__)
+
+
+def fit_image(rgb: np.ndarray, max_side: int = 0) -> np.ndarray:
+    """RGB uint8 HxWx3 -> the same, downscaled (area) so the longer side is at most max_side."""
+    import cv2
+
+    img = np.asarray(rgb)
+    if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError(f"expected a uint8 HxWx3 image, got {img.dtype} {img.shape}")
+    if max_side and max(img.shape[:2]) > max_side:
+        scale = max_side / max(img.shape[:2])
+        img = cv2.resize(img, (max(1, round(img.shape[1] * scale)), max(1, round(img.shape[0] * scale))),
+                         interpolation=cv2.INTER_AREA)
+    return img
 
 
 class LLMPerceiver(Perceiver):
@@ -42,12 +58,18 @@ class LLMPerceiver(Perceiver):
         jpegs: list[bytes] = []
         sent: list[int] = []
         skipped: list[str] = []
+        max_side = self.max_side
+        if not max_side:  # the model's own working size (local models), else 1280
+            try:
+                max_side = getattr(self.llm, "preferred_max_side", lambda: 1280)() or 1280
+            except LLMError as e:
+                raise PerceptionError(f"{self.name} perception failed for {where}: {e}") from e
         for i, (kf, img) in enumerate(zip(chunk.keyframes, chunk.images)):
             if img is None:
                 skipped.append(f"frame {kf.stamp_ns}: no image available; not sent to the model")
                 continue
             try:
-                jpegs.append(encode_jpeg(img, self.jpeg_quality, self.max_side))
+                jpegs.append(encode_jpeg(fit_image(img, max_side), self.jpeg_quality))
                 sent.append(i)
             except ValueError as e:
                 skipped.append(f"frame {kf.stamp_ns}: image unusable ({e}); not sent to the model")
@@ -57,14 +79,22 @@ class LLMPerceiver(Perceiver):
         try:
             data = self.llm.generate_json(build_chunk_prompt(len(sent)), CHUNK_SCHEMA,
                                           images=jpegs, usage=usage)
+        except BackendUnavailable as e:
+            raise PerceptionUnavailable(f"{self.name} perception unavailable: {e}") from e
         except LLMError as e:
             raise PerceptionError(f"{self.name} perception failed for {where}: {e}") from e
         finally:
             with self._lock:
-                for field in ("prompt_chars", "output_chars", "calls", "retries", "seconds"):
-                    setattr(self.usage, field, getattr(self.usage, field) + getattr(usage, field))
+                self.usage.add(usage)
         graph = parse_chunk_graph(data, chunk, sent)
         graph.warnings[:0] = skipped
+        graph.perception = {
+            "backend": self.name, "model": str(getattr(self.llm, "model_name", "")
+                                                or getattr(getattr(self.llm, "client", None), "model", "")),
+            "images": len(sent), "seconds": round(usage.seconds, 3), "calls": usage.calls,
+            "retries": usage.retries, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "prompt_chars": usage.prompt_chars,
+            "output_chars": usage.output_chars}
         for w in graph.warnings:
             log.warning("%s: %s", where, w)
         return graph

@@ -12,6 +12,14 @@ from ..model import Keyframe, ObjectNode, Relation
 NAMESPACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
 
 
+_URI_PASSWORD_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:\s]*):(?P<pw>[^/@\s]*)@")
+
+
+def redact(text: str) -> str:
+    """``scheme://user:password@host`` -> ``scheme://user:***@host`` anywhere in ``text``."""
+    return _URI_PASSWORD_RE.sub(lambda m: f"{m['scheme']}{m['user']}:***@", str(text))
+
+
 def validate_namespace(namespace: str) -> str:
     if not isinstance(namespace, str) or not NAMESPACE_RE.match(namespace):
         raise ValueError(f"invalid namespace {namespace!r}: use a letter then letters, digits or _ "

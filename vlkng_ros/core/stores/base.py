@@ -15,6 +15,9 @@ import numpy as np
 from ..model import Keyframe, ObjectNode, Relation
 
 
+OBJECTS_PAGE = 500  # objects per store round trip when walking the whole graph
+
+
 class StoreError(RuntimeError):
     """A store backend failed (server down, bad credentials, corrupt file)."""
 
@@ -61,8 +64,19 @@ class GraphStore(ABC):
         """The objects with these ids that exist, in the order given."""
 
     @abstractmethod
+    def objects_after(self, after_id: str, limit: int) -> list[ObjectNode]:
+        """Up to ``limit`` objects with ids greater than ``after_id``, ordered by id (one page of
+        a walk over the graph that can stop and resume: ``after_id`` "" starts it)."""
+
     def iter_objects(self) -> Iterator[ObjectNode]:
         """Every object, ordered by id."""
+        after = ""
+        while True:
+            page = self.objects_after(after, OBJECTS_PAGE)
+            yield from page
+            if len(page) < OBJECTS_PAGE:
+                return
+            after = page[-1].id
 
     @abstractmethod
     def count_objects(self) -> int: ...

@@ -57,16 +57,20 @@ class Neo4jDriverRunner(CypherRunner):
         import neo4j
         from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-        self.target = f"{uri} (database {database!r}, user {user!r})"
+        from ._common import redact
+
+        self.target = f"{redact(uri)} (database {database!r}, user {user!r})"
         self._database = database
         try:
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password),
                                                       connection_timeout=connect_timeout_s)
             self._driver.verify_connectivity()
-        except AuthError as e:
-            raise StoreError(f"Neo4j at {self.target} rejected the credentials") from e
+        except AuthError:
+            raise StoreError(f"Neo4j at {self.target} rejected the credentials") from None
         except (ServiceUnavailable, Neo4jError, OSError, ValueError) as e:
-            raise StoreError(f"cannot reach Neo4j at {self.target}: {type(e).__name__}: {e}") from e
+            # not chained: the driver's own message may repeat the URI with its password
+            raise StoreError(f"cannot reach Neo4j at {self.target}: {type(e).__name__}: "
+                             f"{redact(str(e))}") from None
 
     def _session(self) -> Any:
         return self._driver.session(database=self._database)

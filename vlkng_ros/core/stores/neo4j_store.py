@@ -129,15 +129,10 @@ class Neo4jGraphStore(GraphStore):
         found = {r["id"]: r["data"] for r in self._read(cypher.GET_OBJECTS, ids=sorted(set(wanted)))}
         return [_obj(found[i]) for i in wanted if i in found]
 
-    def iter_objects(self) -> Iterator[ObjectNode]:
-        after = ""
-        while True:
-            rows = self._read(cypher.OBJECTS_PAGE, after=after, limit=_PAGE)
-            for r in rows:
-                yield _obj(r["data"])
-            if len(rows) < _PAGE:
-                return
-            after = rows[-1]["id"]
+    def objects_after(self, after_id: str, limit: int) -> list[ObjectNode]:
+        if limit <= 0:
+            return []
+        return [_obj(r["data"]) for r in self._read(cypher.OBJECTS_PAGE, after=after_id, limit=int(limit))]
 
     def count_objects(self) -> int:
         return int(self._read(cypher.COUNT_OBJECTS)[0]["n"])

@@ -17,6 +17,7 @@ in WAL mode so readers in other processes never block on a writer. ``apply_merge
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -81,13 +82,30 @@ def rtree_available() -> bool:
 class SqliteGraphStore(GraphStore):
     name = "sqlite"
 
-    def __init__(self, path: str | Path, *, use_rtree: bool | None = None) -> None:
+    def __init__(self, path: str | Path, *, use_rtree: bool | None = None, read_only: bool = False) -> None:
         """Open (creating if needed) the graph file. ``use_rtree`` only matters for a new file
-        (None = R*Tree when this SQLite has it); an existing file keeps the index it was made with."""
+        (None = R*Tree when this SQLite has it); an existing file keeps the index it was made with.
+        ``read_only``: never write (a reader; works on a read-only copy, and beside a writer in
+        another process)."""
         self.path = Path(path)
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._closed = False
         try:
+            if read_only:
+                if not self.path.is_file():
+                    raise StoreError(f"no graph store at {self.path}")
+                # a writable folder: a normal read-only connection (sees a writer's WAL); a
+                # read-only folder (snapshot, mounted copy) cannot hold -shm: open it immutable
+                flags = "mode=ro" if os.access(self.path.parent, os.W_OK) else "mode=ro&immutable=1"
+                self._con = sqlite3.connect(f"{self.path.resolve().as_uri()}?{flags}", uri=True,
+                                            check_same_thread=False, isolation_level=None, timeout=30.0)
+                info = dict(self._con.execute("SELECT key, value FROM store_info").fetchall())
+                self.spatial = info.get("spatial_index", "xy")
+                if self.spatial == "rtree" and not self._con.execute(
+                        "SELECT 1 FROM sqlite_master WHERE name = 'objects_rtree'").fetchone():
+                    self.spatial = "none"  # an older file not yet backfilled: scan (a writer backfills)
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._con = sqlite3.connect(str(self.path), check_same_thread=False,
                                         isolation_level=None, timeout=30.0)
@@ -112,21 +130,35 @@ class SqliteGraphStore(GraphStore):
             spatial = info.get("spatial_index")
             if spatial is None:
                 spatial = "rtree" if (rtree_available() if use_rtree is None else use_rtree) else "xy"
-                self._con.executemany("INSERT INTO store_info(key, value) VALUES (?, ?)",
+                self._con.executemany("INSERT OR REPLACE INTO store_info(key, value) VALUES (?, ?)",
                                       [("schema_version", str(SCHEMA_VERSION)),
                                        ("spatial_index", spatial)])
             if spatial == "rtree":
                 self._con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS objects_rtree "
                                   "USING rtree(rid, min_x, max_x, min_y, max_y)")
+                self._backfill_rtree()
             else:
                 self._con.execute("CREATE INDEX IF NOT EXISTS objects_by_xy ON objects(x, y)")
         return spatial
+
+    def _backfill_rtree(self) -> None:
+        """An older file (or one whose index was lost) gets every placed object indexed."""
+        placed = self._con.execute("SELECT count(*) FROM objects WHERE x IS NOT NULL AND y IS NOT NULL").fetchone()[0]
+        indexed = self._con.execute("SELECT count(*) FROM objects_rtree").fetchone()[0]
+        if placed != indexed:
+            log.warning("%s: spatial index holds %d of %d placed objects: rebuilding it", self.path,
+                        indexed, placed)
+            self._con.execute("DELETE FROM objects_rtree")
+            self._con.execute("INSERT INTO objects_rtree(rid, min_x, max_x, min_y, max_y) "
+                              "SELECT rid, x, x, y, y FROM objects WHERE x IS NOT NULL AND y IS NOT NULL")
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT), rolled back on any exception."""
         with self._lock:
             self._check_open()
+            if self.read_only:
+                raise StoreError(f"graph store {self.path} is opened read-only")
             self._con.execute("BEGIN IMMEDIATE")
             try:
                 yield self._con
@@ -261,16 +293,11 @@ class SqliteGraphStore(GraphStore):
         found = {r[0]: r[1] for r in rows}
         return [_obj(found[i]) for i in wanted if i in found]
 
-    def iter_objects(self) -> Iterator[ObjectNode]:
-        after = ""
-        while True:
-            rows = self._query("SELECT id, data FROM objects WHERE id > ? ORDER BY id LIMIT ?",
-                               (after, _PAGE))
-            for _, data in rows:
-                yield _obj(data)
-            if len(rows) < _PAGE:
-                return
-            after = rows[-1][0]
+    def objects_after(self, after_id: str, limit: int) -> list[ObjectNode]:
+        if limit <= 0:
+            return []
+        rows = self._query("SELECT data FROM objects WHERE id > ? ORDER BY id LIMIT ?", (after_id, int(limit)))
+        return [_obj(data) for (data,) in rows]
 
     def count_objects(self) -> int:
         return self._query("SELECT count(*) FROM objects")[0][0]

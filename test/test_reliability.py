@@ -1,0 +1,293 @@
+"""Nothing lost, nothing invented (issue 11): tour identity, read-only readers, stores that agree,
+honest exit codes and one-line errors. Tiny generated tours keep this module quick."""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from vlkng_ros.cli import error_line
+from vlkng_ros.cli import main as cli_main
+from vlkng_ros.core.config import VlkngConfig
+from vlkng_ros.core.memory import Memory, MemoryNotFound
+from vlkng_ros.core.pipeline import build_tour
+from vlkng_ros.core.stores.base import StoreError
+from vlkng_ros.eval.sim import generate_tour
+
+
+def _tiny(out: Path, seed: int) -> Path:
+    generate_tour(out, minutes=0.2, seed=seed, width=320, height=240, log_progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> dict[str, Path]:
+    """Two different tiny tours in folders of the same name, and one built memory (A)."""
+    root = tmp_path_factory.mktemp("rel")
+    a, b = _tiny(root / "A" / "home", 1), _tiny(root / "B" / "home", 2)
+    mem = root / "memA"
+    cfg = VlkngConfig()
+    with Memory.open(mem, cfg) as m:
+        build_tour(a, m, cfg, progress=False)
+    return {"A": a, "B": b, "memA": mem, "root": root}
+
+
+def _copy_mem(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".lock"))
+    return dst
+
+
+def _stats(mem: Path, capsys, *extra: str) -> dict:
+    capsys.readouterr()
+    assert cli_main(["-q", "stats", str(mem), "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+# --- 1. tour identity ---------------------------------------------------------------------------
+def test_same_named_folder_with_another_tour_is_built_not_skipped(tiny, tmp_path, capsys):
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    before = _stats(mem, capsys)
+    assert cli_main(["-q", "build", str(tiny["B"]), "--memory", str(mem), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)["tours"][0]
+    assert rep["chunks_merged"] == rep["chunks"] > 0 and rep["tour_id"] != "home"
+    after = _stats(mem, capsys)  # stats on two same-named tours: no crash (was a TypeError)
+    assert after["tours"] == 2 and after["keyframes"] > before["keyframes"]
+    # the same tour again, even copied to a folder with another name: a no-op
+    renamed = tmp_path / "elsewhere" / "renamed tour"
+    shutil.copytree(tiny["A"], renamed)
+    for tour in (tiny["A"], renamed, tiny["B"]):
+        assert cli_main(["-q", "build", str(tour), "--memory", str(mem), "--json"]) == 0
+        rep = json.loads(capsys.readouterr().out)["tours"][0]
+        assert rep["chunks_merged"] == 0 and rep["keyframes"] > 0
+    assert _stats(mem, capsys)["keyframes"] == after["keyframes"]
+
+
+def test_tour_id_option_names_validates_and_refuses_other_content(tiny, tmp_path, capsys):
+    mem = tmp_path / "mem"
+    assert cli_main(["-q", "build", str(tiny["A"]), "--memory", str(mem), "--tour-id", "kitchen_run.1"]) == 0
+    assert _stats(mem, capsys)["tour_ids"] == ["kitchen_run.1"]
+    # another tour under that name is refused, nothing added
+    assert cli_main(["-q", "build", str(tiny["B"]), "--memory", str(mem), "--tour-id", "kitchen_run.1"]) == 1
+    assert _stats(mem, capsys)["tours"] == 1
+    # an invalid name is refused before any work: no memory is created
+    fresh = tmp_path / "fresh"
+    assert cli_main(["-q", "build", str(tiny["A"]), "--memory", str(fresh), "--tour-id", "../x"]) == 1
+    assert not fresh.exists()
+    # so is an invalid namespace
+    assert cli_main(["-q", "build", str(tiny["A"]), "--memory", str(fresh), "--set",
+                     "stores.namespace=bad name"]) == 1
+    assert not fresh.exists()
+
+
+def test_tour_path_with_spaces_and_unicode_builds(tiny, tmp_path, capsys):
+    odd = tmp_path / "tours é" / "Küche tour #2"
+    shutil.copytree(tiny["A"], odd)
+    mem = tmp_path / "mém ory"
+    assert cli_main(["-q", "build", str(odd), "--memory", str(mem)]) == 0
+    stats = _stats(mem, capsys)
+    assert stats["tour_ids"] == ["Kuche_tour_2"] and stats["keyframes"] > 0
+    assert stats["association"]["f1"] is not None  # the remembered path is found again
+
+
+# --- 4. readers never create a memory ---------------------------------------------------------
+@pytest.mark.parametrize("command", [["stats"], ["export"], ["ask", "where is the sofa?"]])
+def test_read_commands_never_create_a_memory(tiny, tmp_path, command, caplog):
+    target = tmp_path / "tour-folder"
+    shutil.copytree(tiny["A"], target)
+    listing = sorted(p.name for p in target.iterdir())
+    with caplog.at_level(logging.ERROR):
+        assert cli_main(["-q", command[0], str(target), *command[1:]]) == 1
+    assert "no vlkng memory at" in caplog.text
+    assert sorted(p.name for p in target.iterdir()) == listing
+    assert cli_main(["-q", command[0], str(tmp_path / "typo"), *command[1:]]) == 1
+    assert not (tmp_path / "typo").exists()
+
+
+def test_zero_byte_graph_is_an_error_not_an_empty_memory(tmp_path, caplog):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "graph.sqlite").write_bytes(b"")
+    with caplog.at_level(logging.ERROR):
+        assert cli_main(["-q", "stats", str(tmp_path / "m")]) == 1
+    assert "empty (0 bytes)" in caplog.text
+    with pytest.raises(MemoryNotFound):
+        Memory.open(tmp_path / "nothing", VlkngConfig(), read_only=True)
+
+
+def test_memory_path_that_is_a_file_is_one_line(tiny, tmp_path, caplog):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with caplog.at_level(logging.ERROR):
+        assert cli_main(["-q", "build", str(tiny["A"]), "--memory", str(f)]) == 1
+        assert cli_main(["-q", "stats", str(f)]) == 1
+    assert "is a file" in caplog.text and "Traceback" not in caplog.text
+
+
+# --- 3. stores agree ----------------------------------------------------------------------------
+def test_namespace_scopes_the_graph_too(tiny, tmp_path, capsys):
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    alone = _stats(mem, capsys)
+    assert cli_main(["-q", "build", str(tiny["B"]), "--memory", str(mem), "--set", "stores.namespace=site2"]) == 0
+    default = _stats(mem, capsys)
+    site2 = _stats(mem, capsys, "--set", "stores.namespace=site2")
+    assert (default["objects"], default["keyframes"], default["tours"]) == \
+        (alone["objects"], alone["keyframes"], alone["tours"])
+    assert site2["tours"] == 1 and site2["keyframes"] > 0 and site2["tour_ids"] == ["home"]
+    assert cli_main(["-q", "stats", str(mem), "--set", "stores.namespace=site3"]) == 1  # no such memory
+
+
+def _ask(mem: Path, question: str, capsys, *extra: str) -> dict:
+    capsys.readouterr()
+    assert cli_main(["-q", "ask", str(mem), question, "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _present_label(mem: Path) -> str:
+    with Memory.open(mem, VlkngConfig(), read_only=True) as m:
+        return max(m.graph.iter_objects(), key=lambda o: len(o.observations)).label
+
+
+def test_lost_or_foreign_vectors_are_reindexed_not_silently_degraded(tiny, tmp_path, capsys):
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    label = _present_label(mem)
+    good = _ask(mem, f"where is the {label}?", capsys)
+    assert good["found"]
+    shutil.rmtree(mem / "qdrant")
+    lost = _ask(mem, f"where is the {label}?", capsys)  # read-only: re-indexed for the session
+    assert lost["found"] and lost["target_object_id"] == good["target_object_id"]
+    # a writer (build) re-indexes for good; another embedder gets its own vectors
+    assert cli_main(["-q", "build", str(tiny["A"]), "--memory", str(mem)]) == 0
+    cfg = VlkngConfig()
+    with Memory.open(mem, cfg) as m:
+        assert m.vectors.count(m.text_collection) == m.graph.count_objects() > 0
+        assert m.graph.get_meta("text_embedder:default") == m.text_embedder.name
+    other = _ask(mem, f"where is the {label}?", capsys, "--set", "embeddings.text_backend=hashing")
+    assert other["evidence_objects"]
+
+
+def test_older_memory_without_spatial_index_gets_it_backfilled(tiny, tmp_path):
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    con = sqlite3.connect(mem / "graph.sqlite")
+    con.execute("DROP TABLE objects_rtree")
+    con.execute("DELETE FROM store_info WHERE key = 'spatial_index'")
+    con.commit()
+    con.close()
+    with Memory.open(mem, VlkngConfig()) as m:
+        placed = [o for o in m.graph.iter_objects() if o.position is not None]
+        assert placed
+        o = placed[0]
+        assert o.id in {n.id for n in m.graph.objects_near(o.position[0], o.position[1], 0.01)}
+        plan = " | ".join(m.graph.explain_objects_near())
+        assert ("VIRTUAL TABLE INDEX" if m.graph.spatial == "rtree" else "objects_by_xy") in plan, plan
+
+
+# --- 6. concurrent and read-only use ------------------------------------------------------------
+def test_readers_share_a_memory_with_a_writer_and_each_other(tiny, tmp_path):
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    cfg = VlkngConfig()
+    with Memory.open(mem, cfg) as writer:  # build/run holds the memory (and Qdrant's folder lock)
+        readers = [Memory.open(mem, cfg, read_only=True) for _ in range(3)]
+        try:
+            for r in readers:
+                assert r.graph.count_objects() == writer.graph.count_objects() > 0
+                assert r.vectors.count(r.text_collection) > 0
+        finally:
+            for r in readers:
+                r.close()
+
+
+def test_read_only_memory_can_be_asked_and_exported(tiny, tmp_path, capsys):
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    for p in [mem, *mem.rglob("*")]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        if os.access(mem, os.W_OK):
+            pytest.skip("running as root: permissions do not make a folder read-only")
+        label = _present_label(mem)
+        assert _ask(mem, f"where is the {label}?", capsys)["found"]
+        assert cli_main(["-q", "export", str(mem), "-o", str(tmp_path / "g.json")]) == 0
+    finally:
+        for p in [mem, *mem.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def test_read_only_graph_opening_on_a_read_only_folder(tiny, tmp_path, monkeypatch):
+    """Root ignores permissions; the read-only folder is simulated for the graph's opening."""
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if mode == os.W_OK else real(p, mode, **kw))
+    with Memory.open(mem, VlkngConfig(), read_only=True) as m:
+        assert m.graph.count_objects() > 0
+        with pytest.raises(StoreError, match="read-only"):
+            m.graph.set_meta("x", "y")
+
+
+# --- 6. honest exits and one-line errors --------------------------------------------------------
+def test_disk_full_is_one_line(tiny, tmp_path, monkeypatch, caplog):
+    from vlkng_ros.core.stores.frame_store import FileFrameStore
+
+    def full(self, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "mem" / "frames" / "x.jpg"))
+
+    monkeypatch.setattr(FileFrameStore, "put", full)
+    with caplog.at_level(logging.ERROR):
+        assert cli_main(["-q", "build", str(tiny["A"]), "--memory", str(tmp_path / "mem")]) == 1
+    assert "disk full" in caplog.text and "Traceback" not in caplog.text
+    assert error_line(sqlite3.OperationalError("database or disk is full")).startswith("disk full")
+    assert error_line(StoreError("cannot open Qdrant at x: database or disk is full")).startswith("disk full")
+
+
+def test_read_only_parent_and_unreachable_server_are_one_line(tiny, tmp_path, caplog):
+    with caplog.at_level(logging.ERROR):
+        assert cli_main(["-q", "stats", str(tiny["memA"]), "--set", "stores.qdrant_url=http://127.0.0.1:9"]) == 1
+    assert "cannot open Qdrant at http://127.0.0.1:9" in caplog.text
+    assert error_line(PermissionError(errno.EACCES, "Permission denied", "/ro/mem")).startswith("cannot write")
+
+
+def test_neo4j_password_in_uri_is_never_printed(tiny, tmp_path, monkeypatch, capsys, caplog):
+    pytest.importorskip("neo4j")
+    monkeypatch.setenv("VLKNG_NEO4J_PASSWORD", "envsecret")
+    with caplog.at_level(logging.DEBUG):
+        rc = cli_main(["-vv", "build", str(tiny["A"]), "--memory", str(tmp_path / "mem"),
+                       "--set", "stores.graph_backend=neo4j",
+                       "--set", "stores.neo4j_uri=bolt://neo4j:hunter2secret@127.0.0.1:9"])
+    out = capsys.readouterr()
+    assert rc == 1
+    text = caplog.text + out.out + out.err
+    assert "hunter2secret" not in text and "envsecret" not in text and "neo4j:***@" in text
+
+
+def test_api_key_over_plain_http_to_another_host_warns(caplog):
+    from vlkng_ros.core.stores.registry import warn_plain_http_key
+
+    with caplog.at_level(logging.WARNING):
+        assert warn_plain_http_key("http://qdrant.example.org:6333", "k")
+        assert not warn_plain_http_key("https://qdrant.example.org", "k")
+        assert not warn_plain_http_key("http://localhost:6333", "k")
+        assert not warn_plain_http_key("http://qdrant.example.org:6333", None)
+    assert caplog.text.count("plain http") == 1
+
+
+def test_build_exit_codes_for_damaged_and_unreadable_tours(sim_home, tiny, tmp_path, caplog):
+    cut = tmp_path / "cut"
+    shutil.copytree(sim_home, cut)  # several MCAP chunks: a cut keeps the first ones
+    mcap = next((cut / "bag").glob("*.mcap"))
+    data = mcap.read_bytes()
+    mcap.write_bytes(data[: int(len(data) * 0.3)])
+    with caplog.at_level(logging.WARNING):
+        assert cli_main(["-q", "build", str(cut), "--memory", str(tmp_path / "m1")]) == 4
+    assert "frames recovered" in caplog.text
+    junk = tmp_path / "junk"
+    shutil.copytree(tiny["A"], junk)
+    mcap = next((junk / "bag").glob("*.mcap"))
+    mcap.write_bytes(mcap.read_bytes()[:600])  # header, schemas: no frame survives
+    caplog.clear()
+    with caplog.at_level(logging.ERROR):
+        assert cli_main(["-q", "build", str(junk), "--memory", str(tmp_path / "m2")]) == 1
+    assert "0 frames" in caplog.text
