@@ -13,7 +13,7 @@ log = logging.getLogger("vlkng.build")
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "build", help="build or extend a memory from tour folders",
-        description="Build (or extend) a persistent memory from one or more tours (tour-format v1): "
+        description="Build (or extend) a persistent memory from one or more tours (tour-format v2): "
                     "keyframes with poses, chunk graphs, the STOA-merged global graph and object "
                     "embeddings. Re-running on the same tour changes nothing; another tour extends "
                     "the memory (objects are associated across tours).")

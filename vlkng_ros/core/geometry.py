@@ -35,13 +35,12 @@ import numpy as np
 
 from .model import BBox, CameraModel, Pose
 
-PRIOR_RANGE_M = 2.5
-PRIOR_WEIGHT = 0.003
-MIN_RANGE_M = 0.3
+PRIOR_RANGE_M = 2.5  # typical distance of a detected object from an indoor robot camera
+PRIOR_WEIGHT = 0.003  # weak: the prior only regularises rays that carry no range (one viewpoint)
+MIN_RANGE_M = 0.3  # nothing is seen nearer than this in front of the lens
 MAX_POSITION_VAR = 2.0  # m^2: what a position estimate's variance is capped at (a guess)
-MAX_RANGE_M = 12.0
-BORDER_PX = 2.0
-BORDER_WEIGHT = 0.15
+BORDER_PX = 2.0  # a box edge this close to the image edge is cut by it
+BORDER_WEIGHT = 0.15  # a cut box's centre is not the object's: its bearing counts this much
 MIN_PERP_VAR = 0.01  # ~0.1 m perpendicular error per ray at a few metres
 MIN_DEPTH_VAR = 0.004  # m^2: what depth-placed positions are trusted to at best (pose error, shape)
 DEPTH_SHAPE_SHARE = 0.15  # a depth-placed centre is uncertain by this share of the object's footprint
@@ -51,7 +50,7 @@ BEARING_PERP_VAR = 0.03  # m^2: the perpendicular error one bearing term stands 
 MIN_FLOOR_VAR = 0.02  # m^2
 FLOOR_OVERLAP = 0.3  # share of a box's width another box must cover to hide its bottom edge
 BOTTOM_SLACK_PX = 3.0  # ... reaching up to this (plus a share of the box's height) below that edge
-BOTTOM_SLACK_SHARE = 0.1
+BOTTOM_SLACK_SHARE = 0.1  # ... (the share of the box height, for box jitter)
 
 
 @dataclass

@@ -10,7 +10,10 @@ def memory_stats(memory) -> dict:
     graph = memory.graph
     objects = list(graph.iter_objects())
     multi_tour = sum(1 for o in objects if len(o.tours) > 1)
+    keyframes = graph.keyframes()
     return {"objects": len(objects), "relations": graph.count_relations(),
+            "keyframes_with_pose": sum(1 for kf in keyframes if kf.pose is not None),
+            "objects_with_position": sum(1 for o in objects if o.position is not None),
             **floor_ranging_stats(memory, objects), **depth_stats(memory, objects),
             "keyframes": graph.count_keyframes(), "tours": len(graph.tours()),
             "tour_ids": graph.tours(), "objects_in_several_tours": multi_tour,

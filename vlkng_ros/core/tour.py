@@ -1,4 +1,4 @@
-"""Reader for tour folders in tour-format v2 (see /work/shared/tour-format.md).
+"""Reader for tour folders in tour-format v2 (docs/tour-format.md).
 
 A tour is ``bag/`` (rosbag2: metadata.yaml + .mcap or .db3) plus optional ``annotations.jsonl``,
 ``questions.json`` and ``world.json``. The bag is read with the ``rosbags`` library. A damaged
@@ -353,10 +353,10 @@ class Tour:
         if not root.exists():
             raise FileNotFoundError(f"tour folder {root} does not exist")
         if not root.is_dir():
-            raise ValueError(f"{root} is not a tour folder (tour-format v1 is a folder with bag/ inside)")
+            raise ValueError(f"{root} is not a tour folder (tour-format v2 is a folder with bag/ inside)")
         bag_dir = root / "bag"
         if not bag_dir.is_dir():
-            raise FileNotFoundError(f"{root} is not a tour: no bag/ folder (tour-format v1 needs bag/ with "
+            raise FileNotFoundError(f"{root} is not a tour: no bag/ folder (tour-format v2 needs bag/ with "
                                     f"metadata.yaml and a .mcap or .db3 file)")
         errors: list[str] = []
         bag = _Bag(bag_dir, errors)
@@ -533,12 +533,12 @@ class Tour:
                 return str(msg.header.frame_id).lstrip("/")
         return ""
 
-    def transforms(self) -> "TransformBuffer":
+    def transforms(self, max_gap_s: float | None = 1.0) -> "TransformBuffer":
         """Every transform of ``/tf`` and ``/tf_static`` in one buffer (the whole bag, no cache limit)."""
         from vlkng_ros.core.tf import TransformBuffer
 
-        if self._tf is None:
-            buf = TransformBuffer(cache_s=None)
+        if self._tf is None or self._tf.max_gap_ns != (None if max_gap_s is None else int(max_gap_s * 1e9)):
+            buf = TransformBuffer(cache_s=None, max_gap_s=max_gap_s)
             bad = 0
             for topic, msgtype, log_ns, raw in self._bag.messages(set(TF_TOPICS) & set(self._bag.topics)):
                 if msgtype != TF_TYPE:
