@@ -34,6 +34,8 @@ class CaptureConfig:
     pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
                                   "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
     map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
+    tf_max_gap_s: float = _f(1.0, "TF: never interpolate across a gap longer than this in one transform (s); "
+                                  "frames in such a gap get no pose.")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
