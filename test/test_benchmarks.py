@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from helpers import demo_home_memory
-from shared_data import shared_data_dir
+from helpers_data import shared_data_dir
 from vlkng_ros.eval.answer_match import matches, normalise
 from vlkng_ros.eval.benchmarks import (evaluate_benchmark, load_navqa, load_openeqa, navqa_prediction,
                                        score_navqa)
