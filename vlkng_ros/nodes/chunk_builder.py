@@ -64,7 +64,7 @@ class ChunkBuilderNode(VlkngLifecycleNode):
 
             annotations = None
             tour_dir = param(self, "tour_dir")
-            if self.cfg.perception.backend == "annotations" and tour_dir:
+            if self.cfg.perception.backend in ("annotations", "auto") and tour_dir:
                 annotations = load_annotations(tour_dir)
             try:
                 perceiver = make_perceiver(self.cfg, annotations=annotations)
