@@ -31,7 +31,9 @@ def build_test_interfaces() -> str:
 
     root = Path(__file__).resolve().parents[1]
     src = root / "test" / "interfaces"
-    base = root / "build" / "test-interfaces"
+    # one build per ROS distro venv (.venv: Kilted, .venv-jazzy: Jazzy): their libraries differ
+    distro = os.environ.get("VLKNG_ROS_DISTRO", "kilted")
+    base = root / "build" / ("test-interfaces" if distro == "kilted" else f"test-interfaces-{distro}")
     install = base / "install"
     digest = hashlib.sha1()
     for f in sorted(p for pkg in TEST_INTERFACES for p in (src / pkg).rglob("*") if p.is_file()):
@@ -120,6 +122,8 @@ def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool
         if value or time.monotonic() > deadline:
             return bool(value)
         time.sleep(step_s)
+
+
 def write_tour(out, frames, poses=(), hfov_deg: float = 90.0, jpeg_quality: int = 85):
     """A tour folder (bag/ only: no annotations) from ``frames`` [(stamp_ns, RGB uint8)] and
     optional ``poses`` [(stamp_ns, x, y, yaw)] on /pose, written with the simulator's bag writer.

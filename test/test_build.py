@@ -7,7 +7,6 @@ import logging
 import shutil
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 from rosbags.highlevel import AnyReader
@@ -117,13 +116,16 @@ def test_bad_input_is_reported_and_the_rest_is_built(tours, tmp_path, caplog):
     t0 = Tour.open(tours["home"])
     stamps = [fm.stamp_ns for fm in t0.frames()]
     corrupt = set(stamps[10:14])
-    gap = (stamps[60], stamps[110])  # no /pose in this window: those frames get no pose
+    gap = (stamps[60], stamps[110])  # no /pose, /odom, /tf in this window: those frames get no pose
 
     def edit(topic, msg):
-        stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        if topic == "/tf_static":
+            return msg
+        header = msg.transforms[0].header if topic == "/tf" else msg.header
+        stamp = header.stamp.sec * 10**9 + header.stamp.nanosec
         if topic.endswith("compressed") and stamp in corrupt:
             msg.data = np.frombuffer(b"\xff\xd8\xff\xe0garbage" * 3, np.uint8)
-        if topic == "/pose" and gap[0] - 5 * 10**8 <= stamp <= gap[1]:
+        if topic in ("/pose", "/odom", "/tf") and gap[0] - 5 * 10**8 <= stamp <= gap[1]:
             return None
         return msg
 

@@ -38,12 +38,12 @@ from vlkng_ros import conversions as conv
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.memory import Memory
 from vlkng_ros.core.pipeline import build_tour
-from vlkng_ros.eval.retrieval_metrics import acc_at_k, is_relevant
+from vlkng_ros.eval.retrieval_metrics import acc_at_k
 from vlkng_ros.eval.sim.generate import generate_tour
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 from vlkng_ros.nodes.suite import make_suite
 
-from helpers import domain_id
+from helpers import build_test_interfaces, domain_id
 
 OK = TransitionCallbackReturn.SUCCESS
 
@@ -162,7 +162,17 @@ def tour(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def live(tour, tmp_path_factory):
+def pose_source(tour) -> str:
+    """Poses from TF live over DDS (tf2_msgs from the test-only interface package, loaded into
+    this process and its children); the offline build agrees. Without it, both use /pose."""
+    why = build_test_interfaces()
+    if why:
+        print(f"\nno test interfaces ({why}): live and offline builds use /pose")
+    return "pose" if why else "tf"
+
+
+@pytest.fixture(scope="module")
+def live(tour, pose_source, tmp_path_factory):
     """The suite + client + stand-in, spinning; the tour replayed once (asking during ingest)."""
     rclpy.init(args=["--ros-args"], domain_id=DOMAIN_ID)
     mem_dir = tmp_path_factory.mktemp("live") / "mem"
@@ -214,8 +224,9 @@ def live(tour, tmp_path_factory):
         print("\nROS numbers: " + json.dumps(NUMBERS, indent=1))
 
 
-def _offline_counts(tour: Path, tmp: Path) -> dict:
+def _offline_counts(tour: Path, tmp: Path, pose_source: str) -> dict:
     cfg = VlkngConfig()
+    cfg.capture.pose_source = pose_source
     with Memory.open(tmp, cfg) as mem:
         if not mem.graph.count_keyframes():
             build_tour(tour, mem, cfg, progress=False)
@@ -223,10 +234,10 @@ def _offline_counts(tour: Path, tmp: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def offline(tour, tmp_path_factory) -> Path:
+def offline(tour, pose_source, tmp_path_factory) -> Path:
     """The same tour built offline (vlkng build): what live ingest must reproduce."""
     path = tmp_path_factory.mktemp("offline") / "mem"
-    _offline_counts(tour, path)
+    _offline_counts(tour, path, pose_source)
     return path
 
 
@@ -249,8 +260,13 @@ def _live_counts(mem: Memory) -> dict:
             "relations": mem.graph.count_relations(), "chunks": len(mem.graph.merged_chunks())}
 
 
-def test_live_ingest_builds_what_the_offline_build_builds(live, offline):
+def test_live_ingest_builds_what_the_offline_build_builds(live, offline, pose_source):
     mem = live["suite"].memory
+    if pose_source == "tf":  # live keyframes were tagged from /tf + /tf_static over DDS
+        assert live["suite"].capture.tf is not None
+        odd = [(k.stamp_ns, k.frame_id, k.pose) for k in mem.graph.keyframes()
+               if k.frame_id != "camera_optical_frame" or k.pose is None or k.pose.z != pytest.approx(1.0)]
+        assert not odd, (odd[:3], len(odd), live["suite"].capture.tf.last_error)
     assert live["replay"]["messages"] > 0
     live_counts = _live_counts(mem)
     assert live_counts["keyframes"] > 10 and live_counts["objects"] > 5
@@ -398,7 +414,7 @@ def _count_chunk_files(mem_dir: Path, tour_id: str) -> int:
     return len(list((mem_dir / "chunks" / tour_id).glob("*.json")))
 
 
-def test_killed_mid_tour_and_restarted_loses_nothing_merges_nothing_twice(tour, offline, tmp_path):
+def test_killed_mid_tour_and_restarted_loses_nothing_merges_nothing_twice(tour, offline, pose_source, tmp_path):
     mem_dir = tmp_path / "mem"
     env = {**os.environ, "ROS_DOMAIN_ID": str(DOMAIN_ID + 1)}
     run_cmd = [sys.executable, "-m", "vlkng_ros.cli", "-q", "run", "--memory", str(mem_dir), "--tour-dir",
@@ -430,4 +446,4 @@ def test_killed_mid_tour_and_restarted_loses_nothing_merges_nothing_twice(tour, 
         for node in mem.graph.iter_objects():
             keys = [(o.chunk_id, o.local_id, o.stamp_ns) for o in node.observations]
             assert len(keys) == len(set(keys)), f"{node.id} has an observation merged twice"
-    assert counts == _offline_counts(tour, offline)
+    assert counts == _offline_counts(tour, offline, pose_source)

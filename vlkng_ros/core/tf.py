@@ -124,10 +124,11 @@ class TransformUnavailable(LookupError):
 class _Edge:
     """One parent -> child edge: a static transform, or time-stamped samples."""
 
-    __slots__ = ("parent", "static", "stamps", "values")
+    __slots__ = ("parent", "static", "stamps", "values", "max_gap_ns")
 
-    def __init__(self, parent: str) -> None:
+    def __init__(self, parent: str, max_gap_ns: int | None = None) -> None:
         self.parent = parent
+        self.max_gap_ns = max_gap_ns
         self.static: Transform | None = None
         self.stamps: list[int] = []
         self.values: list[Transform] = []
@@ -148,6 +149,9 @@ class _Edge:
             raise TransformUnavailable(f"{self.parent} -> {child} is known up to {s[-1]}, not yet at {stamp_ns} "
                                f"(would extrapolate {(stamp_ns - s[-1]) / NS:.3f} s)")
         t0, t1 = s[i - 1], s[i]
+        if self.max_gap_ns is not None and t1 - t0 > self.max_gap_ns:
+            raise TransformUnavailable(f"{self.parent} -> {child} has a gap of {(t1 - t0) / NS:.2f} s around the "
+                                       f"stamp {stamp_ns} (more than {self.max_gap_ns / NS:.2f} s: not interpolated)")
         return self.values[i - 1].interpolate(self.values[i], (stamp_ns - t0) / (t1 - t0))
 
 
@@ -157,10 +161,12 @@ class TransformBuffer:
     ``cache_s``: dynamic samples older than this behind the newest one are dropped (tf2's
     default is 10 s; a live node waits ``pose_wait_s`` at most; a bag is read whole with
     ``cache_s=None``). A stamp that jumps back more than a second (a bag restarted) clears the
-    dynamic history of that edge."""
+    dynamic history of that edge. ``max_gap_s``: two samples further apart than this are not
+    interpolated between (lost data: the frames in the gap get no pose rather than a made-up one)."""
 
-    def __init__(self, cache_s: float | None = 30.0) -> None:
+    def __init__(self, cache_s: float | None = 30.0, max_gap_s: float | None = 1.0) -> None:
         self.cache_ns = None if cache_s is None else int(cache_s * NS)
+        self.max_gap_ns = None if max_gap_s is None else int(max_gap_s * NS)
         self._edges: dict[str, _Edge] = {}  # child -> edge
 
     def __len__(self) -> int:
@@ -180,7 +186,7 @@ class TransformBuffer:
         if edge is None or edge.parent != parent:
             if edge is not None:
                 log.warning("frame %s re-parented from %s to %s", child, edge.parent, parent)
-            edge = self._edges[child] = _Edge(parent)
+            edge = self._edges[child] = _Edge(parent, self.max_gap_ns)
         if static:
             edge.static = value
             edge.stamps.clear()

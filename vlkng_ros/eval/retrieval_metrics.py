@@ -1,4 +1,4 @@
-"""Retrieval and answer metrics exactly as tour-format.md defines them, on stamps.
+"""Retrieval and answer metrics exactly as docs/tour-format.md defines them, on stamps.
 
 A returned frame is relevant when its stamp lies in any ground-truth interval [start, end]
 (inclusive). Recall's denominator is the number of the tour's KEYFRAMES that are relevant.

@@ -40,7 +40,7 @@ from .. import conversions as conv
 from ..core.capture import PoseBuffer
 from ..core.depth import cloud_to_depth, transform_points
 from ..core.memory import Memory
-from ..core.model import CameraModel, Pose
+from ..core.model import Pose
 from ..core.pipeline import MemoryBuilder
 from ..core.poses import check_pose_source
 from .common import VlkngLifecycleNode, param, spin_main
@@ -56,7 +56,7 @@ PARAMS = {
     "camera_info_topic": ("camera/camera_info", "CameraInfo topic for intrinsics; empty = use camera_hfov_deg."),
     "keyframe_topic": ("keyframes", "Where kept keyframes are published (vlkng_msgs/Keyframe)."),
     "image_queue_depth": (30, "Images queued (best effort, sensor-data QoS) while a callback runs."),
-    "pose_wait_s": (1.0, "A frame waits (undecoded) up to this much camera time for its pose (TF at its "
+    "pose_wait_s": (2.0, "A frame waits (undecoded) up to this much camera time for its pose (TF at its "
                          "stamp, or a later /pose or /odom) (s)."),
     "no_pose_warn_s": (5.0, "Warn once, loudly, when images came for this long without any pose (s)."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed."),
@@ -78,6 +78,7 @@ class CaptureNode(VlkngLifecycleNode):
         self.tf = None
         self._unposed_since: float | None = None
         self._warned_no_pose = False
+        self.no_pose_warning = ""
 
     def setup(self) -> None:
         assert self.memory is not None
@@ -104,7 +105,7 @@ class CaptureNode(VlkngLifecycleNode):
         self.map_frame = self.cfg.capture.map_frame
         sources = []
         if source in ("auto", "tf"):
-            self.tf, why = make_live_tf(self, self.map_frame)
+            self.tf, why = make_live_tf(self, self.map_frame, self.cfg.capture.tf_max_gap_s)
             if self.tf is None and source == "tf":
                 raise ValueError(f"capture.pose_source tf: {why} (install ros-<distro>-tf2-ros)")
             if self.tf is None:
@@ -119,6 +120,9 @@ class CaptureNode(VlkngLifecycleNode):
             self.keep(self.create_subscription(Odometry, self.cfg.odom_topic, self._on_odom, QoSProfile(depth=100)))
             sources.append(self.resolve_topic_name(self.cfg.odom_topic))
         self._pose_sources = sources
+        # a frame waiting for its transforms is re-checked as they come in (TF callbacks do not
+        # reach this node when tf2_ros listens), and not left waiting when the camera stops
+        self.keep(self.create_timer(0.1, self._on_timer))
         self._image_topic = self.resolve_topic_name(topic)
         self._subscribe_depth(image_qos)
         info_topic = param(self, "camera_info_topic")
@@ -193,6 +197,10 @@ class CaptureNode(VlkngLifecycleNode):
                 self.odom.add(stamp, pose)
                 self._latest_odom_ns = max(self._latest_odom_ns, stamp)
         self._drain()
+
+    def _on_timer(self) -> None:
+        if self.active:
+            self._drain()
 
     def _on_depth(self, kind: str, msg: Any) -> None:
         if not self.active:
@@ -297,6 +305,8 @@ class CaptureNode(VlkngLifecycleNode):
             pose = self.tf.pose(stamp, frame_id)
             if pose is not None:
                 return pose
+            if self.tf.connected(frame_id):
+                self.stats["tf_late"] += 1  # TF did not cover the stamp in time: next source
         return self.poses.lookup(stamp) or self.odom.lookup(stamp)
 
     def _note_pose(self, posed: bool, frame_id: str) -> None:
@@ -315,11 +325,13 @@ class CaptureNode(VlkngLifecycleNode):
             why = f" (last: {self.tf.last_error})" if self.tf.last_error else ""
             waited.append(f"TF {self.map_frame} -> {frame_id or '<image frame_id is empty>'} on /tf, /tf_static{why}")
         waited += [s for s in self._pose_sources if not s.startswith("TF ")]
-        self.get_logger().warning(
+        self.stats["no_pose_warnings"] += 1
+        self.no_pose_warning = (
             f"NO POSE for {self.no_pose_warn_s:.0f} s of images on {self._image_topic}: waited for "
             f"{'; '.join(waited) or 'nothing (no pose source configured)'}. Keyframes are stored WITHOUT "
             f"poses (no goals for what they show) until a pose arrives. Check that SLAM/odometry run "
             f"and capture.pose_source ({self.pose_source}).")
+        self.get_logger().warning(self.no_pose_warning)
 
     def _process(self, stamp: int, msg: Any) -> None:
         if self._last_kept_ns is not None and 0 <= stamp - self._last_kept_ns < self.cfg.capture.min_interval_s * NS:

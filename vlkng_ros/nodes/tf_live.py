@@ -9,8 +9,10 @@ stamp, so a frame need not wait longer).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from ..core.model import Pose
@@ -25,19 +27,27 @@ class OwnBufferTf:
 
     kind = "vlkng buffer on /tf, /tf_static"
 
-    def __init__(self, node: Any, map_frame: str, tf_message_type: Any, cache_s: float = 30.0) -> None:
+    def __init__(self, node: Any, map_frame: str, tf_message_type: Any, cache_s: float = 30.0,
+                 max_gap_s: float = 1.0) -> None:
         self.map_frame = map_frame
-        self.buffer = TransformBuffer(cache_s)
+        self.buffer = TransformBuffer(cache_s, max_gap_s)
         self._poses = TfPoses(self.buffer, map_frame)
+        self._lock = threading.Lock()
+        group = MutuallyExclusiveCallbackGroup()  # transforms come in while an image is decoded
         self.subs = [
-            node.create_subscription(tf_message_type, TF_TOPIC, lambda m: self._on_tf(m, False), QoSProfile(depth=100)),
+            node.create_subscription(tf_message_type, TF_TOPIC, lambda m: self._on_tf(m, False), QoSProfile(depth=100),
+                                     callback_group=group),
             node.create_subscription(tf_message_type, TF_STATIC_TOPIC, lambda m: self._on_tf(m, True),
                                      QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                                                reliability=ReliabilityPolicy.RELIABLE)),
+                                                reliability=ReliabilityPolicy.RELIABLE), callback_group=group),
         ]
         self._logger = node.get_logger()
 
     def _on_tf(self, msg: Any, static: bool) -> None:
+        with self._lock:
+            self._add(msg, static)
+
+    def _add(self, msg: Any, static: bool) -> None:
         for ts in msg.transforms:
             tr, rot = ts.transform.translation, ts.transform.rotation
             try:
@@ -48,17 +58,20 @@ class OwnBufferTf:
                 self._logger.warning(f"transform ignored: {e}", throttle_duration_sec=10.0)
 
     def connected(self, camera_frame: str) -> bool:
-        return self.buffer.connected(self.map_frame, camera_frame)
+        with self._lock:
+            return self.buffer.connected(self.map_frame, camera_frame)
 
     def ready(self, stamp_ns: int, camera_frame: str) -> bool:
-        return self.buffer.can_transform(self.map_frame, camera_frame, stamp_ns)
+        with self._lock:
+            return self.buffer.can_transform(self.map_frame, camera_frame, stamp_ns)
 
     @property
     def last_error(self) -> str:
         return self._poses.last_error
 
     def pose(self, stamp_ns: int, camera_frame: str) -> Pose | None:
-        return self._poses.lookup(stamp_ns, camera_frame)
+        with self._lock:
+            return self._poses.lookup(stamp_ns, camera_frame)
 
     def destroy(self, node: Any) -> None:
         for sub in self.subs:
@@ -105,7 +118,7 @@ class Tf2RosTf:  # pragma: no cover - needs tf2_ros (a robot with ROS 2 from apt
         self.listener.unregister()
 
 
-def make_live_tf(node: Any, map_frame: str) -> tuple[Any | None, str]:
+def make_live_tf(node: Any, map_frame: str, max_gap_s: float = 1.0) -> tuple[Any | None, str]:
     """(TF source, '') or (None, why there is none)."""
     try:
         import tf2_ros  # noqa: F401
@@ -117,4 +130,4 @@ def make_live_tf(node: Any, map_frame: str) -> tuple[Any | None, str]:
         from tf2_msgs.msg import TFMessage
     except ImportError:
         return None, "neither tf2_ros nor tf2_msgs is installed"
-    return OwnBufferTf(node, map_frame, TFMessage), ""
+    return OwnBufferTf(node, map_frame, TFMessage, max_gap_s=max_gap_s), ""

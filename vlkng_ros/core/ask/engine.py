@@ -34,8 +34,8 @@ class AskEngine:
         self.memory = memory
         self.cfg = cfg
         self.llm = llm
-        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir))  # shared caches: label/text vectors, keyframe places
-        self._tours = TourIndex(memory)
+        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir), cfg.ask.refresh_s)  # shared caches: label/text vectors, keyframe places
+        self._tours = TourIndex(memory, cfg.ask.refresh_s)
         self._retrievers = {"ger": Retriever(memory, cfg.ask, True, self._labels, self._tours),
                             "gr": Retriever(memory, cfg.ask, False, self._labels, self._tours)}
         self._sizes: dict[str, tuple[int, int] | None] = {}
@@ -68,7 +68,7 @@ class AskEngine:
         "answering" as each stage starts (the Ask action's feedback); an exception it raises (a
         client canceled) ends the question there."""
         mode = (req.mode or self.cfg.ask.mode or "ger").lower()
-        question, error = validate_question(req.question)
+        question, error = validate_question(req.question, self.cfg.ask.max_question_chars)
         if error:
             return AskResult(False, error, mode=mode)
         if mode not in MODES:
