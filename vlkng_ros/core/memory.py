@@ -28,11 +28,14 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import VlkngConfig
 from .embeddings.base import ImageTextEmbedder, TextEmbedder
 from .stores.base import FrameStore, GraphStore, VectorStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("vlkng.memory")
 
