@@ -28,14 +28,11 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .config import VlkngConfig
 from .embeddings.base import ImageTextEmbedder, TextEmbedder
 from .stores.base import FrameStore, GraphStore, VectorStore
-
-if TYPE_CHECKING:
-    import numpy as np
 
 log = logging.getLogger("vlkng.memory")
 
