@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 
-from fake_gemini import FakeGemini
+from helpers_gemini import FakeGemini
 from vlkng_ros.core.config import LLMConfig, PerceptionConfig, VlkngConfig
 from vlkng_ros.core.llm.base import LLMError, LLMUsage
 from vlkng_ros.core.llm.gemini import GeminiLLM

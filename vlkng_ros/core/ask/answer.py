@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
 
 from ..geometry import RayAccumulator
 from ..llm.base import LLM, LLMError, LLMUsage
