@@ -112,7 +112,7 @@ class Memory:
     def vector_cache_path(self) -> Path:
         return self.dir / "cache" / f"text-vectors-{self.cfg.embeddings.text_backend}.npz"
 
-    def embed_cached(self, texts: list[str]) -> "np.ndarray":
+    def embed_cached(self, texts: list[str]) -> Any:
         """Embeddings of ``texts``, from the memory's on-disk cache where it has them: a process
         that opens the memory builds its label vocabulary without embedding every label again
         (the cache is keyed by the embedding backend; a corrupt or foreign file is ignored)."""
