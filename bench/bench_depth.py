@@ -102,8 +102,8 @@ def costs(tour: Path, workdir: Path) -> dict[str, float]:
             spent, kept = 0.0, 0
             for f in frames:
                 t0 = time.perf_counter()
-                kf = builder.ingest_frame(t.tour_id, f.stamp_ns, f.rgb, poses.lookup(f.stamp_ns),
-                                          f.depth if depth else None)
+                kf = builder.ingest_frame(t.tour_id, f.stamp_ns, f.rgb, poses.lookup(f.stamp_ns), f.frame_id,
+                                          depth=f.depth if depth else None)
                 if kf is not None:
                     spent += time.perf_counter() - t0
                     kept += 1

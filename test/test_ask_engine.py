@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from test_ask_support import KITCHEN, KITCHEN_RELS, T0, add_objects, make_memory
+from helpers_ask import KITCHEN, KITCHEN_RELS, T0, add_objects, make_memory
 from vlkng_ros.core.ask.engine import AskEngine
 from vlkng_ros.core.ask.types import AskRequest
 from vlkng_ros.core.llm.base import LLM, LLMError
@@ -169,7 +169,7 @@ def test_activity_questions_keep_their_verb_particles(question, target, relation
 
 
 def test_activity_with_a_particle_finds_the_object_for_it(tmp_path):
-    from test_ask_support import add_objects, make_memory
+    from helpers_ask import add_objects, make_memory
 
     mem = make_memory(tmp_path)
     add_objects(mem, [

@@ -7,7 +7,6 @@ import logging
 import shutil
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 from rosbags.highlevel import AnyReader

@@ -13,7 +13,7 @@ from vlkng_ros.core.config import CaptureConfig
 from vlkng_ros.core.geometry import (Ray, RayAccumulator, bottom_hidden, floor_range_factor, ray_for,
                                      triangulate)
 from vlkng_ros.core.model import CameraModel, Keyframe, Pose
-from views import floor_box, pitched_floor_point
+from helpers_views import floor_box, pitched_floor_point
 
 NS = 1_000_000_000
 

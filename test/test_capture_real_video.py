@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from shared_data import shared_data_dir
+from helpers_data import shared_data_dir
 from vlkng_ros.core.capture import KeyframeSelector
 from vlkng_ros.core.images import decode_image, encode_jpeg
 from vlkng_ros.core.config import CaptureConfig

@@ -187,3 +187,76 @@ def test_camera_model_projects_and_back_projects():
     assert np.isnan(CAM.project([[0.0, 0.0, -1.0]])).all()
     assert CameraModel.from_k(640, 480, [500, 0, 320, 0, 500, 240, 0, 0, 1]) == CameraModel(640, 480, 500, 500, 320, 240)
     assert CameraModel.from_k(0, 480, [500, 0, 320, 0, 500, 240, 0, 0, 1]) is None
+
+
+class _Frames:
+    """A frame store holding depth for some stamps (what KeyframeDepths reads)."""
+
+    def __init__(self) -> None:
+        self.depth: dict[tuple[str, int], bytes] = {}
+
+    def get_depth(self, tour_id, stamp_ns):
+        return self.depth.get((tour_id, stamp_ns))
+
+    def has_depth(self, tour_id, stamp_ns):
+        return (tour_id, stamp_ns) in self.depth
+
+
+def test_position_re_solved_when_depth_arrives_later():
+    """An object placed from bearings only (rays from one spot: no range) gets its depth fixes
+    once its keyframes' depth is stored, and lands where the depth says."""
+    from vlkng_ros.core.images import encode_depth_png
+
+    frames = _Frames()
+    depths = dp.KeyframeDepths(frames)
+    box = (260, 180, 380, 330)
+    sightings, acc = [], RayAccumulator()
+    for k in range(3):  # the robot turns in place a little: bearings only, no range
+        pose = Pose.from_xy_yaw(0.0, 0.0, 0.05 * k)
+        acc.add(ray_for(pose, box, CAM))
+        sightings.append(("t", k, pose, box, CAM))
+    stats = acc.to_list()
+    assert dp.redo_depth(stats, sightings, depths, dp.DepthNoise()) is None  # no depth yet: nothing to do
+    for k in range(3):
+        frames.depth[("t", k)] = encode_depth_png(_scene(obj_z=2.0)[::2, ::2])
+    depths = dp.KeyframeDepths(frames)
+    new = dp.redo_depth(stats, sightings, depths, dp.DepthNoise())
+    assert new is not None and new.depth_n == 3 and new.n == acc.n  # bearings kept, depth added
+    (x, y), var = new.solve()
+    assert 2.0 < math.hypot(x, y) < 2.0 + 0.75 and var < 0.1
+    # nothing more to add: a second pass changes nothing
+    assert dp.redo_depth(new.to_list(), sightings, depths, dp.DepthNoise()) is None
+
+
+def test_cloud_moved_into_the_camera_by_tf():
+    """A LiDAR 0.3 m above and 0.1 m behind a camera_link (body frames, x forward): a point 2 m
+    ahead of the LiDAR and 0.5 m to its left is 1.9 m ahead of the camera, 0.3 m above it and
+    0.5 m left, i.e. in the optical frame (x right, y down, z forward) (-0.5, -0.3, 1.9), whether
+    the image names camera_link (turned here) or its optical frame (turned by TF)."""
+    from vlkng_ros.core.tf import TransformBuffer
+    from vlkng_ros.core.tour import cloud_to_camera
+
+    tf = TransformBuffer(cache_s=None)
+    tf.set_transform("base_link", "camera_link", 0, (0.2, 0.0, 1.0), (0, 0, 0, 1), static=True)
+    tf.set_transform("base_link", "lidar", 0, (0.1, 0.0, 1.3), (0, 0, 0, 1), static=True)
+    tf.set_transform("camera_link", "camera_optical_frame", 0, (0, 0, 0), (-0.5, 0.5, -0.5, 0.5), static=True)
+    for frame in ("camera_link", "camera_optical_frame"):
+        rot, trans = cloud_to_camera(tf, frame, "lidar", 10)
+        p = dp.transform_points(np.array([[2.0, 0.5, 0.0]]), rot, trans)[0]
+        assert p == pytest.approx([-0.5, -0.3, 1.9], abs=1e-6), frame
+    with pytest.raises(ValueError, match="no transform"):
+        cloud_to_camera(tf, "camera_link", "radar", 10)
+
+
+def test_camera_height_from_the_floor_in_the_depth_image():
+    """A level camera 1.2 m above a floor sees, in each lower row v, the floor at depth
+    fy * 1.2 / (v - cy); with a box standing in part of the view the floor still dominates."""
+    rows = np.arange(CAM.height)[:, None] + 0.5
+    with np.errstate(divide="ignore"):
+        d = np.where(rows > CAM.cy, CAM.fy * 1.2 / (rows - CAM.cy), np.nan) * np.ones((1, CAM.width))
+    d = d.astype(np.float32)
+    d[300:480, 100:250] = 1.5  # a box in front
+    d += np.random.default_rng(1).normal(0, 0.01, d.shape).astype(np.float32)
+    assert dp.floor_height(d, CAM) == pytest.approx(1.2, abs=0.03)
+    assert dp.floor_height(d[::2, ::2], CAM) == pytest.approx(1.2, abs=0.03)
+    assert dp.floor_height(np.full((480, 640), 1.5, np.float32), CAM) is None  # a wall of furniture

@@ -22,6 +22,13 @@ from vlkng_ros.eval.sim import generate_tour
 MINUTES = 0.3
 
 
+def _cfg(depth: bool = True) -> VlkngConfig:
+    cfg = VlkngConfig()
+    cfg.embeddings.text_backend = "hashing"  # fast; the depth comparisons hold the embedder fixed
+    cfg.depth.enabled = depth
+    return cfg
+
+
 @pytest.fixture(scope="module")
 def tours(tmp_path_factory) -> dict[str, Path]:
     """The same walk (seed 3) generated with and without depth, both folders named 'home'."""
@@ -84,24 +91,104 @@ def _export(mem_dir: Path, cfg: VlkngConfig) -> dict:
         return export_json(mem)
 
 
-def test_build_stores_depth_and_no_depth_builds_as_before(tmp_path, tours):
-    cfg = VlkngConfig()
-    with Memory.open(tmp_path / "with", cfg) as mem:
-        report = build_tour(tours["depth"], mem, cfg, progress=False)
+@pytest.fixture(scope="module")
+def memories(tmp_path_factory, tours) -> dict[str, Path]:
+    """The depth tour built with depth and with depth off, and the plain tour: once per module."""
+    root = tmp_path_factory.mktemp("depth-memories")
+    out = {}
+    for name, tour, depth in (("with", "depth", True), ("off", "depth", False), ("plain", "plain", True)):
+        out[name] = root / name
+        cfg = _cfg(depth)
+        with Memory.open(out[name], cfg) as mem:
+            report = build_tour(tours[tour], mem, cfg, progress=False)
+        out[name + "_report"] = report
+    return out
+
+
+def test_build_stores_depth_and_no_depth_builds_as_before(memories):
+    cfg, off = _cfg(True), _cfg(False)
+    report = memories["with_report"]
+    with Memory.open(memories["with"], cfg) as mem:
         kfs = mem.graph.keyframes("home")
         assert report.keyframes_with_depth == report.keyframes == len(kfs) > 5
         stored = [decode_depth_png(mem.frames.get_depth("home", kf.stamp_ns)) for kf in kfs]
         assert all(d.shape == (240, 320) for d in stored)  # store_scale 2
         assert all(np.isfinite(d).mean() > 0.6 for d in stored)
     # depth switched off on the depth tour = the tour without depth, byte for byte
-    off = VlkngConfig()
-    off.depth.enabled = False
-    with Memory.open(tmp_path / "off", off) as mem:
-        report = build_tour(tours["depth"], mem, off, progress=False)
-        assert report.keyframes_with_depth == 0
+    assert memories["off_report"].keyframes_with_depth == 0
+    with Memory.open(memories["off"], off) as mem:
         assert not any(mem.frames.has_depth("home", kf.stamp_ns) for kf in mem.graph.keyframes("home"))
-    with Memory.open(tmp_path / "plain", cfg) as mem:
-        build_tour(tours["plain"], mem, cfg, progress=False)
-    plain = _export(tmp_path / "plain", cfg)
+    plain = _export(memories["plain"], cfg)
     assert plain["objects"]
-    assert json.dumps(_export(tmp_path / "off", off), sort_keys=True) == json.dumps(plain, sort_keys=True)
+    assert json.dumps(_export(memories["off"], off), sort_keys=True) == json.dumps(plain, sort_keys=True)
+
+
+def _median_error(mem_dir: Path, tour_dir: Path, cfg: VlkngConfig) -> tuple[float, int, int]:
+    """Median distance of each ground-truth object's main node from its true position, and how
+    many nodes are depth-placed (of how many)."""
+    from collections import Counter, defaultdict
+
+    from vlkng_ros.core.geometry import RayAccumulator
+    from vlkng_ros.eval.metrics import match_observations
+
+    tour = Tour.open(tour_dir)
+    truth = {o["gt_track"]: o["xy"] for o in tour.world["objects"]}
+    with Memory.open(mem_dir, cfg) as mem:
+        nodes = {n.id: n for n in mem.graph.iter_objects()}
+    per_gt: dict[str, Counter] = defaultdict(Counter)
+    for node_id, track in match_observations(nodes.values(), {tour.tour_id: tour.annotations}):
+        per_gt[track][node_id] += 1
+    errors = [math.dist(nodes[c.most_common(1)[0][0]].position, truth[t])
+              for t, c in per_gt.items() if nodes[c.most_common(1)[0][0]].position is not None]
+    placed = sum(1 for n in nodes.values() if n.ray_stats and RayAccumulator(n.ray_stats).has_depth)
+    return float(np.median(errors)), placed, len(nodes)
+
+
+def test_depth_places_objects_better_and_stats_say_which(memories, tours):
+    from vlkng_ros.core.stats import memory_stats
+
+    cfg, off = _cfg(True), _cfg(False)
+    with_err, placed, total = _median_error(memories["with"], tours["depth"], cfg)
+    off_err, off_placed, _ = _median_error(memories["off"], tours["depth"], off)
+    assert off_placed == 0 and placed >= 0.8 * total
+    assert with_err < 0.6 * off_err, (with_err, off_err)
+    with Memory.open(memories["with"], cfg) as mem:
+        stats = memory_stats(mem)
+    assert stats["depth_placed_objects"] == placed and len(stats["depth_placed"]) == placed
+    assert stats["keyframes_with_depth"] == stats["keyframes"]
+    assert all(o["footprint_m"] is None or o["footprint_m"][0] > 0 for o in stats["depth_placed"])
+
+
+def test_depth_arriving_after_the_objects_were_placed_re_solves_them(tmp_path, tours):
+    """Live: keyframes stored and their first chunks merged before any depth arrived (a depth
+    driver started late); once depth is attached, the next merges re-solve those objects."""
+    from vlkng_ros.core.capture import PoseBuffer
+    from vlkng_ros.core.chunking import chunk_keyframes
+    from vlkng_ros.core.geometry import RayAccumulator
+    from vlkng_ros.core.perception.registry import make_perceiver
+    from vlkng_ros.core.pipeline import MemoryBuilder
+
+    cfg = _cfg(True)
+    tour = Tour.open(tours["depth"])
+    with Memory.open(tmp_path / "live", cfg) as mem:
+        builder = MemoryBuilder(mem, cfg, make_perceiver(cfg, annotations=tour.annotations),
+                                tour.camera_model(90.0), block_on_depth=True)
+        poses = PoseBuffer(cfg.capture.pose_max_age_s)
+        for s, p in tour.poses():
+            poses.add(s, p)
+        frames = {f.stamp_ns: f for f in tour.frames()}
+        for f in frames.values():
+            builder.ingest_frame("home", f.stamp_ns, f.rgb, poses.lookup(f.stamp_ns))  # no depth yet
+        chunks = chunk_keyframes(mem.graph.keyframes("home"), cfg.chunk_size)
+        assert len(chunks) >= 3
+        builder.merge(builder.perceive("home", chunks[0]))
+        first = {n.id for n in mem.graph.iter_objects()}
+        assert first and not any(RayAccumulator(n.ray_stats).has_depth for n in mem.graph.iter_objects())
+        for kf in mem.graph.keyframes("home"):  # the depth driver comes up
+            assert builder.attach_depth("home", kf.stamp_ns, frames[kf.stamp_ns].depth)
+        builder.depth_writer.flush()
+        for kfs in chunks[1:]:
+            builder.merge(builder.perceive("home", kfs))
+        now = {n.id: n for n in mem.graph.iter_objects()}
+        resolved = [now[i] for i in first if i in now and RayAccumulator(now[i].ray_stats).has_depth]
+        assert len(resolved) >= 0.8 * len([i for i in first if i in now])

@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 
-from fake_gemini import FakeGemini
+from helpers_gemini import FakeGemini
 from vlkng_ros.core.config import LLMConfig, PerceptionConfig, VlkngConfig
 from vlkng_ros.core.llm.base import LLMError, LLMUsage
 from vlkng_ros.core.llm.gemini import GeminiLLM
@@ -230,3 +230,24 @@ def test_llm_factory_replaces_the_model_behind_the_perceiver():
     g = p.perceive(chunk())
     assert [o.label for o in g.objects] == ["mug", "table"]
     assert model.seen[0][1] == B and "box_2d" in model.seen[0][0]
+
+
+def test_unreachable_gemini_stops_within_seconds_not_per_chunk_retries(monkeypatch):
+    import socket
+    import time
+
+    from vlkng_ros.core.perception.base import PerceptionUnavailable
+
+    monkeypatch.setenv(ENV, KEY)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    cfg = PerceptionConfig(backend="gemini", model="gemini-test", api_key_env=ENV,
+                           base_url=f"http://127.0.0.1:{port}/", timeout_s=5.0, max_retries=4)
+    p = GeminiPerceiver(cfg, backoff_base_s=0.05)
+    t = time.monotonic()
+    with pytest.raises(PerceptionUnavailable, match="cannot connect"):
+        p.perceive(chunk())
+    with pytest.raises(PerceptionUnavailable):
+        p.perceive(chunk())  # the next chunk: at once
+    assert time.monotonic() - t < 5.0

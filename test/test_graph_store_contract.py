@@ -1,4 +1,4 @@
-"""The GraphStore contract, run on every backend available (see conftest_stores.graph_backends)."""
+"""The GraphStore contract, run on every backend available (see helpers_stores.graph_backends)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from conftest_stores import (StoreFactory, falkordb_server, falkordb_skip_reason, graph_backends,
+from helpers_stores import (StoreFactory, falkordb_server, falkordb_skip_reason, graph_backends,
                              make_keyframe, make_object, make_relation)
 from vlkng_ros.core.model import ObjectNode, Pose
 from vlkng_ros.core.stores.base import GraphStore, StoreError

@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from test_ask_support import T0, add_objects, make_memory
+from helpers_ask import T0, add_objects, make_memory
 from vlkng_ros.core.ask.engine import AskEngine
 from vlkng_ros.core.ask.types import AskRequest
 from vlkng_ros.core.memory import Memory
@@ -21,7 +21,7 @@ SEC = 1_000_000_000
 
 @contextmanager
 def memory_with(path: Path, specs: list[dict], relations: list[tuple[str, str, str]] = ()) -> Iterator[Memory]:
-    """A memory holding these objects (test_ask_support.add_objects), closed afterwards."""
+    """A memory holding these objects (helpers_ask.add_objects), closed afterwards."""
     mem = make_memory(path)
     try:
         add_objects(mem, specs, relations)

@@ -183,3 +183,25 @@ def test_local_model_that_cannot_load_is_a_clear_error(tmp_path):
     llm = make_llm(LLMConfig(backend="transformers", model=str(tmp_path / "nothing-here")))
     with pytest.raises(LLMError, match="cannot load local model"):
         llm.generate_json("hi", {"type": "object"})
+
+
+def test_images_go_at_the_models_size_in_fp16_on_cuda_and_4bit_needs_cuda(llava_dir):
+    from vlkng_ros.core.llm.base import BackendUnavailable
+    from vlkng_ros.core.perception.transformers_vlm import processor_max_side, torch_dtype
+
+    assert torch_dtype("auto", "cuda:0") == torch.float16  # Turing (RTX 2060) has no bfloat16
+    assert torch_dtype("auto", "cpu") == torch.float32
+    perceiver = TransformersPerceiver(llava_dir, device="cpu", max_new_tokens=2, max_retries=0)
+    assert perceiver.llm.preferred_max_side() == processor_max_side(perceiver.llm.processor) == 32
+    seen = []
+    original = perceiver.llm._generate_text
+    perceiver.llm._generate_text = lambda prompt, images: seen.extend(images) or original(prompt, images)
+    with pytest.raises(PerceptionError):
+        perceiver.perceive(chunk(2))
+    import cv2
+
+    assert cv2.imdecode(np.frombuffer(seen[0], np.uint8), cv2.IMREAD_COLOR).shape[:2] == (24, 32)
+    quant = TransformersPerceiver(llava_dir, device="cpu", load_in_4bit=True)
+    with pytest.raises(PerceptionError, match="4 bit|bitsandbytes") as e:  # said once, then at once
+        quant.perceive(chunk(1))
+    assert isinstance(e.value.__cause__, BackendUnavailable)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_stores import (falkordb_server, falkordb_skip_reason, make_keyframe, make_object,
+from helpers_stores import (falkordb_server, falkordb_skip_reason, make_keyframe, make_object,
                              make_relation)
 from vlkng_ros.core.stores import cypher
 from vlkng_ros.core.stores.neo4j_store import Neo4jGraphStore

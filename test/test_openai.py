@@ -13,18 +13,16 @@ import cv2
 import numpy as np
 import pytest
 
-from fake_openai import FakeOpenAI, Reply
+from helpers_openai import FakeOpenAI, Reply
 from helpers import write_tour
 from vlkng_ros.cli import main as cli_main
 from vlkng_ros.core.config import LLMConfig, PerceptionConfig, VlkngConfig
-from vlkng_ros.core.llm.base import BackendUnavailable, LLMError, LLMUsage
-from vlkng_ros.core.llm.openai_client import OpenAICompatClient
+from vlkng_ros.core.llm.base import LLMError, LLMUsage
 from vlkng_ros.core.llm.registry import make_llm
 from vlkng_ros.core.memory import Memory
 from vlkng_ros.core.model import Keyframe
 from vlkng_ros.core.perception.base import ChunkInput, PerceptionError, PerceptionNotConfigured, PerceptionUnavailable
 from vlkng_ros.core.perception.registry import make_perceiver
-from vlkng_ros.core.pipeline import build_tour
 
 KEY = "sk-test-9d1e-never-log-me"
 ENV = "VLKNG_TEST_OPENAI_KEY"

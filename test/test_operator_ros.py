@@ -1,6 +1,6 @@
 """The operator's tools over real DDS: the web node's "Go there" (GoTo action -> the stand-in
 navigation server, feedback on the page, cancel), driven from the API and from a real browser;
-the RViz markers, the GetFrame service and the Ask action."""
+the RViz markers, the GetFrame service and the Ask action; speech from espeak-ng audio."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def ros_web(built_home, tmp_path_factory):
     spinner.start()
     try:
         yield {"base": f"http://127.0.0.1:{web.server.port}", "memory": memory, "nav": stand_in, "web": web,
-               "ask": ask}
+               "ask": ask, "executor": executor, "mem_dir": mem_dir}
     finally:
         executor.shutdown()
         for n in (web, stand_in, nav, ask):
@@ -119,7 +119,7 @@ def _nav(base: str) -> dict:
 def test_go_there_drives_the_robot_and_reports_progress(ros_web):
     base, nav = ros_web["base"], ros_web["nav"]
     nav.x = nav.y = 0.0
-    nav.speed = 3.0
+    nav.speed = 1.5  # a few seconds of driving: several feedback samples even on a loaded machine
     status, ans = _api(base, "/api/ask", {"question": "where is the fridge?"})
     assert status == 200 and ans["found"] and ans["goal"]
     assert wait_until(lambda: _api(base, "/api/status")[1]["can_navigate"], 10)
@@ -348,3 +348,71 @@ def test_ask_action_can_be_canceled(ros_web, tools, monkeypatch):
     assert outcome.status == GoalStatus.STATUS_CANCELED
     assert not outcome.result.success and outcome.result.message == "canceled"
     assert "answering" not in feedback
+
+
+@pytest.fixture(scope="module")
+def speech(ros_web):
+    """The speech node, its grammar from the memory's labels, fed audio over a topic."""
+    import shutil as _sh
+
+    if not _sh.which("espeak-ng"):
+        pytest.skip("speech test: espeak-ng is not installed (apt install espeak-ng)")
+    pytest.importorskip("pocketsphinx", reason="speech test: pip install pocketsphinx")
+    from std_msgs.msg import String, UInt8MultiArray
+
+    from vlkng_ros.core.speech import Speaker
+    from vlkng_ros.nodes.speech import SpeechNode
+
+    speaker = Speaker("espeak-ng")
+    speaker.speak = speaker.spoken.append  # record the replies instead of playing them
+    node = SpeechNode(speaker=speaker, parameter_overrides=[Parameter("memory_dir", value=str(ros_web["mem_dir"]))])
+    ros_web["executor"].add_node(node)
+    client = rclpy.create_node("speech_test_client")
+    pub = client.create_publisher(UInt8MultiArray, "audio", 100)
+    texts: list[str] = []
+    client.create_subscription(String, "voice/text", lambda m: texts.append(m.data), 10)
+    ros_web["executor"].add_node(client)
+    assert wait_until(lambda: pub.get_subscription_count() > 0, 10)
+
+    def say(utterance: str) -> None:
+        pcm = b"\0\0" * 8000 + Speaker("espeak-ng").synthesise(utterance) + b"\0\0" * 16000
+        for i in range(0, len(pcm), 3200):  # 100 ms chunks, as a microphone driver sends them
+            pub.publish(UInt8MultiArray(data=pcm[i:i + 3200]))
+
+    yield {"node": node, "say": say, "texts": texts, "spoken": speaker.spoken}
+    ros_web["executor"].remove_node(client)
+    ros_web["executor"].remove_node(node)
+    client.destroy_node()
+    node.destroy_node()
+
+
+def test_spoken_go_to_the_fridge_drives_there_and_stop_cancels(ros_web, speech):
+    nav = ros_web["nav"]
+    nav.x = nav.y = -30.0  # far away and slow: the robot is still driving when "stop" is said
+    nav.speed = 1.0
+    goals = len(nav.goals)
+    speech["say"]("go to the fridge")
+    assert wait_until(lambda: "go to the fridge" in speech["texts"], 20), speech["texts"]
+    assert wait_until(lambda: len(nav.goals) > goals, 20)
+    fridge = next(o for o in ros_web["memory"].graph.iter_objects() if o.label == "fridge")
+    assert math.dist(nav.goals[-1], fridge.position) < 1.5
+    assert "Looking for the fridge." in speech["spoken"]
+    speech["say"]("stop")
+    assert wait_until(lambda: "stop" in speech["texts"], 20), speech["texts"]
+    assert wait_until(lambda: "Stopped." in speech["spoken"], 20), speech["spoken"]
+    assert math.dist((nav.x, nav.y), nav.goals[-1]) > 5  # it did not arrive
+
+
+def test_spoken_question_is_answered_aloud(ros_web, speech):
+    speech["say"]("where did you see my backpack")
+    assert wait_until(lambda: "where did you see my backpack" in speech["texts"], 20), speech["texts"]
+    assert wait_until(lambda: any("backpack" in r.lower() for r in speech["spoken"]), 20), speech["spoken"]
+
+
+def test_speech_grammar_names_the_memorys_labels(ros_web, speech):
+    from vlkng_ros.nodes.speech import memory_labels
+
+    labels = memory_labels(str(ros_web["mem_dir"]))
+    assert "fridge" in labels and "backpack" in labels
+    grammar_labels = speech["node"].recogniser._labels
+    assert set(labels) <= grammar_labels

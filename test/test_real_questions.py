@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from shared_data import shared_data_dir
-from test_ask_support import KITCHEN, KITCHEN_RELS, add_objects, make_memory
+from helpers_data import shared_data_dir
+from helpers_ask import KITCHEN, KITCHEN_RELS, add_objects, make_memory
 from vlkng_ros.core.ask.engine import AskEngine
 from vlkng_ros.core.ask.query import parse_offline
 from vlkng_ros.core.ask.types import AskRequest

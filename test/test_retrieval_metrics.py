@@ -1,4 +1,4 @@
-"""Metric functions against hand-computed cases (tour-format.md definitions, on stamps)."""
+"""Metric functions against hand-computed cases (docs/tour-format.md definitions, on stamps)."""
 
 import math
 

@@ -39,7 +39,7 @@ from vlkng_ros import conversions as conv
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.memory import Memory
 from vlkng_ros.core.pipeline import build_tour
-from vlkng_ros.eval.retrieval_metrics import acc_at_k, is_relevant
+from vlkng_ros.eval.retrieval_metrics import acc_at_k
 from vlkng_ros.eval.sim.generate import generate_tour
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 from vlkng_ros.nodes.suite import make_suite

@@ -12,7 +12,7 @@ from vlkng_ros.core.llm.base import LLM, LLMError
 from vlkng_ros.core.memory import Memory
 from vlkng_ros.core.model import CameraModel, ChunkGraph, ChunkObject, Keyframe, Pose
 from vlkng_ros.core.stoa import StoaMerger
-from views import floor_box
+from helpers_views import floor_box
 
 CAM = CameraModel.from_hfov(640, 480, 90.0)
 T0 = 1_700_000_000_000_000_000

@@ -275,10 +275,12 @@ def test_direct_local_read_equals_scroll():
         store.upsert("c", [f"p{i}" for i in range(300)], vecs,
                      [{"i": i, "tags": ["a", str(i % 3)]} for i in range(300)])
         store.upsert("c", ["p4"], vecs[9:10], [{"moved": True}])
-        direct = store._local_points("c", DIM)
+        direct = store._mode.local_points("c", DIM)
         assert direct is not None  # the fast path is the one used with this qdrant-client
-        scrolled = store._scrolled_points("c", DIM)
-        key = lambda pts: sorted(zip(pts[0], pts[1].round(6).tolist(), map(repr, pts[2])))
+        scrolled = store._mode.scrolled_points("c", DIM)
+        def key(pts):
+            return sorted(zip(pts[0], pts[1].round(6).tolist(), map(repr, pts[2])))
+
         assert key(direct) == key(scrolled)
         assert len(direct[0]) == 300 and {"moved": True} in direct[2]
     finally:

@@ -11,6 +11,8 @@ import importlib
 import logging
 import sys
 
+NOISY_LOGGERS = ("httpx", "httpcore", "google_genai", "google_genai.models", "google.genai",
+                 "urllib3", "uvicorn.access", "sentence_transformers", "qdrant_client")
 COMMANDS = ["sim", "build", "stats", "export", "ask", "eval", "run", "replay", "web"]
 
 
@@ -37,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 def setup_logging(verbose: int, quiet: bool) -> None:
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
     logging.basicConfig(level=level, format="[%(levelname)s] %(name)s: %(message)s", stream=sys.stderr)
+    if not verbose:  # per-request lines of HTTP clients and the Gemini SDK are noise at INFO
+        for name in NOISY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 EXIT_CODES = {

@@ -13,7 +13,7 @@ log = logging.getLogger("vlkng.build")
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "build", help="build or extend a memory from tour folders",
-        description="Build (or extend) a persistent memory from one or more tours (tour-format v1): "
+        description="Build (or extend) a persistent memory from one or more tours (tour-format v2): "
                     "keyframes with poses, chunk graphs, the STOA-merged global graph and object "
                     "embeddings. Re-running on the same tour changes nothing; another tour extends "
                     "the memory (objects are associated across tours).")
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"{rep.tour_id}: NO GEOMETRY: no keyframe has a pose ({cfg.pose_topic!r} not in the "
                           "bag or never near a frame): objects have no positions and `ask` gives no goal "
                           "poses; fix the pose source and build again to re-tag the keyframes")
+        _cache_vocabulary(memory, cfg)
         totals = {"objects": memory.graph.count_objects(), "relations": memory.graph.count_relations(),
                   "keyframes": memory.graph.count_keyframes(), "tours": len(memory.graph.tours())}
     if args.json:
@@ -109,3 +110,15 @@ def run(args: argparse.Namespace) -> int:
     if damaged:
         return 4
     return 0
+
+
+def _cache_vocabulary(memory, cfg) -> None:
+    """Embed the memory's labels and affordances now, into its vector cache, so a one-shot
+    `vlkng ask` (which opens the memory read-only) finds them (see Memory.embed_cached)."""
+    from ..core.ask.graph_retrieval import LabelIndex
+    from ..core.lexicon import make_lexicon
+
+    try:
+        LabelIndex(memory, make_lexicon("none", "")).vocabulary()
+    except Exception as e:  # a cache: never fails a build
+        log.warning("could not cache the ask vocabulary: %s", e)

@@ -99,9 +99,16 @@ def publish_bag(bag: Path, rate: float = 1.0, clock: bool = True, topics: list[s
             clock_pub = node.create_publisher(Clock, "/clock", 10) if clock else None
             image_pubs = [p for n, p in pubs.items() if "image" in n] or list(pubs.values())
             deadline = time.monotonic() + wait_s
+            if wait_s > 0 and not any(p.get_subscription_count() for p in image_pubs):
+                log.info("waiting up to %.0f s for a subscriber of %s (start 'vlkng run' or the suite; "
+                         "--wait-for-subscribers 0 starts at once)", wait_s,
+                         ", ".join(p.topic_name for p in image_pubs))
             while wait_s > 0 and time.monotonic() < deadline and not any(
                     p.get_subscription_count() for p in image_pubs):
                 time.sleep(0.05)
+            if wait_s > 0 and not any(p.get_subscription_count() for p in image_pubs):
+                log.warning("no subscriber after %.0f s: replaying anyway (nothing may be listening)", wait_s)
+            log.info("replaying %s at %gx%s", bag, rate, " with /clock" if clock_pub else "")
             t_first = reader.start_time + int(start_s * 1e9)
             t_last = t_first + int(duration_s * 1e9) if duration_s > 0 else None
             wall0 = time.monotonic()

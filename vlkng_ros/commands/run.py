@@ -89,8 +89,14 @@ def run(args: argparse.Namespace) -> int:
         suite.destroy()
         rclpy.try_shutdown()
     m = suite.merger
+    stats = suite.capture.stats
     log.info("stopped: %d keyframes captured, %d chunks perceived, %d merged",
-             suite.capture.stats["keyframes"], suite.chunk_builder.chunks_published, m.merged)
+             stats["keyframes"], suite.chunk_builder.chunks_published, m.merged)
+    if stats["keyframes"] and stats["keyframes_without_pose"] == stats["keyframes"]:
+        log.warning("NO GEOMETRY: none of the %d keyframes had a pose (capture.pose_source %s, pose_topic "
+                    "%r): objects have no positions and answers no goal poses; fix the pose source (live keyframes "
+                    "keep no pose; `vlkng build` of a recorded bag re-tags them)", stats["keyframes"],
+                    suite.capture.cfg.capture.pose_source, suite.capture.cfg.pose_topic)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""`vlkng sim`: write a synthetic tour (tour-format v1) from seeds."""
+"""`vlkng sim`: write a synthetic tour (tour-format v2) from seeds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sim", help="generate a synthetic tour (bag, annotations, questions, world) from seeds",
-        description="Generate a synthetic home/office tour in tour-format v1: a seeded floor plan with "
+        description="Generate a synthetic home/office tour in tour-format v2: a seeded floor plan with "
                     "furniture and small objects, a robot walking room to room, rendered JPEG frames on "
                     "/camera/image_raw/compressed, SLAM-like /pose (map frame, ~4 Hz), "
                     "/camera/camera_info, per-frame annotations, benchmark questions of every type and "

@@ -33,7 +33,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"objects:   {stats['objects']} ({stats['objects_in_several_tours']} seen in several tours)")
     print(f"relations: {stats['relations']}")
-    print(f"keyframes: {stats['keyframes']}")
+    print(f"keyframes: {stats['keyframes']} ({stats['keyframes_with_pose']} with a pose)")
+    if stats["keyframes"] and not stats["keyframes_with_pose"]:
+        print("geometry:  NONE - no keyframe has a pose, so objects have no positions and answers no "
+              "goal poses (objects were told apart by place and time only); fix the pose source and "
+              "build again to re-tag the keyframes")
+    elif stats["objects"]:
+        print(f"geometry:  {stats['objects_with_position']}/{stats['objects']} objects have a position")
     print(f"tours:     {stats['tours']} ({', '.join(stats['tour_ids'])})")
     if stats["camera_height_m"] is not None:
         how = ("from capture.camera_height_m" if stats["camera_height_source"] == "config"

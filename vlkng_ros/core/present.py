@@ -17,7 +17,7 @@ from .model import Keyframe, ObjectNode, Pose
 
 # Rough footprint (m) per perceived size word, for objects with no measured extent.
 SIZE_WORDS_M = {"tiny": 0.15, "small": 0.3, "medium": 0.6, "large": 1.2, "huge": 2.0}
-DEFAULT_FOOTPRINT_M = 0.5
+DEFAULT_FOOTPRINT_M = 0.5  # drawn footprint of an object with no size word
 
 
 def main_place(node: ObjectNode) -> str:
@@ -137,8 +137,7 @@ def frame_jpeg(memory, tour_id: str, stamp_ns: int, boxes: bool = True, highligh
                max_side: int = 0, quality: int = 85) -> bytes:
     """The keyframe's JPEG from the frame store, with the memory's object boxes drawn on it when
     ``boxes``. FileNotFoundError when the memory has no such frame, ValueError for a bad id."""
-    from .capture import encode_jpeg
-    from .images import decode_compressed
+    from .images import decode_compressed, encode_jpeg
 
     data = memory.frames.get(memory.frames.ref_for(tour_id, stamp_ns))
     if not boxes and not max_side:
@@ -146,10 +145,7 @@ def frame_jpeg(memory, tour_id: str, stamp_ns: int, boxes: bool = True, highligh
     rgb = decode_compressed(data, "jpeg")
     if boxes:
         rgb = draw_boxes(rgb, boxes_in_frame(memory, tour_id, stamp_ns), highlight)
-    if max_side and max(rgb.shape[:2]) > max_side:
-        f = max_side / max(rgb.shape[:2])
-        rgb = cv2.resize(rgb, (int(rgb.shape[1] * f), int(rgb.shape[0] * f)), interpolation=cv2.INTER_AREA)
-    return encode_jpeg(rgb, quality)
+    return encode_jpeg(rgb, quality, max_side)
 
 
 # --- the map ---------------------------------------------------------------------------------

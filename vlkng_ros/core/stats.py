@@ -10,7 +10,10 @@ def memory_stats(memory) -> dict:
     graph = memory.graph
     objects = list(graph.iter_objects())
     multi_tour = sum(1 for o in objects if len(o.tours) > 1)
+    keyframes = graph.keyframes()
     return {"objects": len(objects), "relations": graph.count_relations(),
+            "keyframes_with_pose": sum(1 for kf in keyframes if kf.pose is not None),
+            "objects_with_position": sum(1 for o in objects if o.position is not None),
             **floor_ranging_stats(memory, objects), **depth_stats(memory, objects),
             "keyframes": graph.count_keyframes(), "tours": len(graph.tours()),
             "tour_ids": graph.tours(), "objects_in_several_tours": multi_tour,
@@ -25,7 +28,9 @@ def depth_stats(memory, objects: list) -> dict:
     placed = [o for o in objects if o.ray_stats and RayAccumulator(o.ray_stats).has_depth]
     keyframes = memory.graph.keyframes()
     with_depth = sum(1 for kf in keyframes if memory.frames.has_depth(kf.tour_id, kf.stamp_ns))
-    return {"depth_placed_objects": len(placed), "keyframes_with_depth": with_depth,
-            "depth_placed": [{"id": o.id, "label": o.label,
-                              "footprint_m": [round(v, 2) for v in RayAccumulator(o.ray_stats).footprint()]}
-                             for o in sorted(placed, key=lambda o: o.id)]}
+    out = []
+    for o in sorted(placed, key=lambda o: o.id):
+        footprint = RayAccumulator(o.ray_stats).footprint()  # None when every view was cut by the border
+        out.append({"id": o.id, "label": o.label,
+                    "footprint_m": [round(v, 2) for v in footprint] if footprint else None})
+    return {"depth_placed_objects": len(placed), "keyframes_with_depth": with_depth, "depth_placed": out}

@@ -1,4 +1,4 @@
-"""Reader for tour folders in tour-format v2 (see /work/shared/tour-format.md).
+"""Reader for tour folders in tour-format v2 (docs/tour-format.md).
 
 A tour is ``bag/`` (rosbag2: metadata.yaml + .mcap or .db3) plus optional ``annotations.jsonl``,
 ``questions.json`` and ``world.json``. The bag is read with the ``rosbags`` library. A damaged
@@ -353,10 +353,10 @@ class Tour:
         if not root.exists():
             raise FileNotFoundError(f"tour folder {root} does not exist")
         if not root.is_dir():
-            raise ValueError(f"{root} is not a tour folder (tour-format v1 is a folder with bag/ inside)")
+            raise ValueError(f"{root} is not a tour folder (tour-format v2 is a folder with bag/ inside)")
         bag_dir = root / "bag"
         if not bag_dir.is_dir():
-            raise FileNotFoundError(f"{root} is not a tour: no bag/ folder (tour-format v1 needs bag/ with "
+            raise FileNotFoundError(f"{root} is not a tour: no bag/ folder (tour-format v2 needs bag/ with "
                                     f"metadata.yaml and a .mcap or .db3 file)")
         errors: list[str] = []
         bag = _Bag(bag_dir, errors)
@@ -454,7 +454,7 @@ class Tour:
         def emit(frame: FrameMsg) -> FrameMsg:
             for t in (self.depth_topic, self.cloud_topic):  # an aligned image first, then a cloud
                 if t and frame.depth is None:
-                    frame.depth = self._match(t, buffers[t], frame.stamp_ns, self._tolerance(t, tol))
+                    frame.depth = self._match(t, buffers[t], frame.stamp_ns, self._tolerance(t, tol), frame.frame_id)
             return frame
 
         for topic, msgtype, log_ns, raw in self._bag.messages({self.image_topic, *depth_topics}):
@@ -485,7 +485,7 @@ class Tour:
         return tol * CLOUD_OFFSET_FACTOR if topic == self.cloud_topic else tol
 
     def _match(self, topic: str, buffer: tuple[list[int], list[Any]], stamp: int,
-               tol: int) -> Callable[[], np.ndarray] | None:
+               tol: int, camera_frame: str = "") -> Callable[[], np.ndarray] | None:
         stamps, msgs = buffer
         i = bisect.bisect_left(stamps, stamp)
         best = min((j for j in (i - 1, i) if 0 <= j < len(stamps)), key=lambda j: abs(stamps[j] - stamp), default=None)
@@ -493,18 +493,24 @@ class Tour:
             return None
         msgtype, msg = msgs[best]
         if topic == self.cloud_topic:
-            return lambda: self._cloud_depth(msg)
+            return lambda: self._cloud_depth(msg, camera_frame, stamp)
         return lambda: _decode_depth_msg(msg, msgtype)
 
-    def _cloud_depth(self, msg: Any) -> np.ndarray:
-        """A PointCloud2 moved into the camera's optical frame (``depth.cloud_frame_to_camera``)
-        and projected into a depth image of the colour frame's size."""
+    def _cloud_depth(self, msg: Any, camera_frame: str = "", stamp_ns: int = 0) -> np.ndarray:
+        """A PointCloud2 moved into the camera's optical frame and projected into a depth image
+        of the colour frame's size. The move: ``depth.cloud_frame_to_camera`` when set, else TF
+        in the bag (camera frame <- cloud frame at the image's stamp: a moving robot), else none
+        (the cloud is taken as in the optical frame)."""
         if self._camera is None:
             self._camera = self.camera_model(90.0)
         fields = [(f.name, int(f.offset), int(f.datatype), int(f.count)) for f in msg.fields]
         pts = cloud_xyz(fields, int(msg.width), int(msg.height), int(msg.point_step), int(msg.row_step),
                         np.asarray(msg.data, dtype=np.uint8), bool(msg.is_bigendian))
         rot, trans = self.depth_cfg.cloud_transform()
+        cloud_frame = str(msg.header.frame_id).lstrip("/")
+        if (not self.depth_cfg.cloud_frame_to_camera.strip() and camera_frame and cloud_frame
+                and cloud_frame != camera_frame and any(t in self._bag.topics for t in TF_TOPICS)):
+            rot, trans = cloud_to_camera(self.transforms(), camera_frame, cloud_frame, stamp_ns)
         return cloud_to_depth(transform_points(pts, rot, trans), self._camera, self.depth_cfg.noise())
 
     def frame_count(self) -> int:
@@ -602,6 +608,25 @@ class Tour:
     def read_errors(self) -> list[str]:
         """Problems met so far while reading (damaged bag, bad messages, bad annotation lines)."""
         return list(self._errors)
+
+
+def cloud_to_camera(buffer: "TransformBuffer", camera_frame: str, cloud_frame: str,
+                    stamp_ns: int) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t) moving points of ``cloud_frame`` into ``camera_frame``'s optical convention (x right,
+    y down, z forward; a REP 103 body frame, x forward, is turned into it), from TF at the stamp.
+    Raises ValueError naming the missing transform (the frame is then used without depth)."""
+    from vlkng_ros.core.depth import quaternion_matrix
+    from vlkng_ros.core.tf import TransformUnavailable, is_optical_frame
+
+    try:
+        tr = buffer.lookup(camera_frame, cloud_frame, stamp_ns)
+    except TransformUnavailable as e:
+        raise ValueError(f"no transform from the cloud's frame to the camera: {e}") from e
+    rot, trans = quaternion_matrix(*tr.q), np.array(tr.t, dtype=float)
+    if not is_optical_frame(camera_frame):
+        body_to_optical = np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
+        rot, trans = body_to_optical @ rot, body_to_optical @ trans
+    return rot, trans
 
 
 def _abs(topic: str) -> str:

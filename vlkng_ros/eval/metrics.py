@@ -28,7 +28,7 @@ def iou(a: BBox | list[float], b: BBox | list[float]) -> float:
 def match_observations(objects: Iterable[ObjectNode], annotations: Mapping[str, Mapping[int, dict]],
                        min_iou: float = 0.3) -> list[tuple[str, str]]:
     """(node id, gt_track) per observation that matches an annotated object of its frame.
-    ``annotations``: tour_id -> stamp_ns -> annotation line (tour-format.md)."""
+    ``annotations``: tour_id -> stamp_ns -> annotation line (docs/tour-format.md)."""
     by_frame: dict[tuple[str, int], list[tuple[str, BBox]]] = defaultdict(list)
     for node in objects:
         for ob in node.observations:

@@ -1,4 +1,4 @@
-"""Retrieval and answer metrics exactly as tour-format.md defines them, on stamps.
+"""Retrieval and answer metrics exactly as docs/tour-format.md defines them, on stamps.
 
 A returned frame is relevant when its stamp lies in any ground-truth interval [start, end]
 (inclusive). Recall's denominator is the number of the tour's KEYFRAMES that are relevant.
@@ -13,8 +13,9 @@ Interval = Sequence[int]
 GOAL_SUCCESS_M = 1.5
 METRIC_K = 5  # the metrics go to @5, so an evaluation asks for 5 frames whatever ask.top_k is
 METRIC_KEYS = ["retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5",
-               "mrr@5", "answer_accuracy", "goal_success", "goal_error_m", "goal_reach"]
-ROBOT_RADIUS_M = 0.3  # goal_reach: the robot's disc at the goal must not overlap floor-standing objects
+               "mrr@5", "answer_accuracy", "goal_success", "goal_error_m", "open_answer_accuracy",
+               "false_found_rate"]
+NUMERIC_TYPES = {"count", "duration"}
 
 
 def is_relevant(stamp: int, intervals: Iterable[Interval]) -> bool:
@@ -55,49 +56,45 @@ def goal_error(goal_xy: Sequence[float] | None, truth_xy: Sequence[float] | None
     return math.hypot(goal_xy[0] - truth_xy[0], goal_xy[1] - truth_xy[1])
 
 
-def _to_box(xy: Sequence[float], obj: dict[str, Any]) -> float:
-    """Distance (m) from a point to an object's footprint (world.json: centre ``xy``, axis-aligned
-    ``size_m``); 0 inside it."""
-    hx, hy = obj["size_m"][0] / 2.0, obj["size_m"][1] / 2.0
-    dx = max(0.0, abs(xy[0] - obj["xy"][0]) - hx)
-    dy = max(0.0, abs(xy[1] - obj["xy"][1]) - hy)
-    return math.hypot(dx, dy)
+def open_answer_correct(q: dict[str, Any], value: str) -> float | None:
+    """v2 open answers: 1.0/0.0, or None when the question has no open answer. A `when` answer
+    (a stamp) is right when it lies in the question's frames; numbers match numerically."""
+    from .answer_match import matches, references
 
-
-def goal_reach(goal_xy: Sequence[float] | None, q: dict[str, Any], world: dict[str, Any] | None,
-               robot_radius_m: float = ROBOT_RADIUS_M) -> float | None:
-    """What "the robot sent there stops near it" means for a stand-off goal: 1 when the goal is
-    within GOAL_SUCCESS_M of the target's true footprint (not its centre: a 2 m sofa's goal stands
-    off by more than 1 m) AND is a place the robot can stand: inside a room, its disc clear of
-    every floor-standing object's footprint. None without world.json/targets/goal_xy."""
-    if world is None or q.get("goal_xy") is None:
+    if isinstance(q.get("options"), list):
         return None
-    objs = {o["gt_track"]: o for o in world.get("objects", []) if "size_m" in o}
-    target = next((objs[t] for t in q.get("targets") or [] if t in objs), None)
-    if target is None:
+    refs = references(q)
+    if not refs:
         return None
-    if goal_xy is None:
-        return 0.0
-    rooms = world.get("rooms") or []
-    inside = not rooms or any(r["bounds"][0] <= goal_xy[0] <= r["bounds"][2] and r["bounds"][1] <= goal_xy[1] <= r["bounds"][3]
-                              for r in rooms)
-    clear = all(_to_box(goal_xy, o) >= robot_radius_m for o in objs.values() if not o.get("support"))
-    return 1.0 if inside and clear and _to_box(goal_xy, target) <= GOAL_SUCCESS_M else 0.0
+    if q.get("type") == "when":
+        try:
+            return 1.0 if is_relevant(int(str(value).strip()), q.get("frames") or []) else 0.0
+        except ValueError:
+            return 0.0
+    return 1.0 if matches(value, refs, numeric=q.get("type") in NUMERIC_TYPES) else 0.0
 
 
 def score_question(q: dict[str, Any], frames: Sequence[int], choice: str, goal_xy: Sequence[float] | None,
-                   keyframe_stamps: Sequence[int], world: dict[str, Any] | None = None) -> dict[str, float | None]:
-    """Per-question metrics; None where a metric does not apply (no options / no goal_xy).
-    ``goal_success`` is tour-format's (goal within 1.5 m of goal_xy); ``goal_reach`` needs
-    ``world`` (world.json) and scores a stand-off goal honestly (see goal_reach)."""
+                   keyframe_stamps: Sequence[int], value: str | None = None,
+                   found: bool | None = None) -> dict[str, float | None]:
+    """Per-question metrics; None where a metric does not apply (no options / no goal_xy / no
+    open answer / not a question about something never seen). ``value``: the reply's typed
+    value in canonical form; ``found``: whether the reply said it found the thing."""
     iv = q.get("frames") or []
     out: dict[str, float | None] = {
         "retrieval_acc@1": acc_at_k(frames, iv, 1), "retrieval_acc@3": acc_at_k(frames, iv, 3),
         "retrieval_acc@5": acc_at_k(frames, iv, 5), "precision@5": precision_at_k(frames, iv, 5),
         "recall@5": recall_at_k(frames, iv, 5, keyframe_stamps), "mrr@5": mrr_at_k(frames, iv, 5),
         "answer_accuracy": None, "goal_success": None, "goal_error_m": None,
-        "goal_reach": goal_reach(goal_xy, q, world),
+        "open_answer_accuracy": None, "false_found_rate": None,
     }
+    if value is not None:
+        out["open_answer_accuracy"] = open_answer_correct(q, value)
+    if q.get("expect_found") is False and found is not None:
+        # found, or given a goal, for something never seen
+        out["false_found_rate"] = 1.0 if (found or goal_xy is not None) else 0.0
+        for key in ("retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5", "mrr@5"):
+            out[key] = None  # nothing to retrieve
     if isinstance(q.get("options"), list) and q.get("answer"):
         out["answer_accuracy"] = 1.0 if (choice or "").upper() == str(q["answer"]).upper() else 0.0
     err = goal_error(goal_xy, q.get("goal_xy"))
@@ -127,3 +124,36 @@ def summarize(rows: Sequence[dict[str, float | None]], types: Sequence[str]) -> 
     for r, t in zip(rows, types):
         by_type.setdefault(t, []).append(r)
     return mean_metrics(rows), {t: mean_metrics(rs) for t, rs in sorted(by_type.items())}
+
+
+ROBOT_RADIUS_M = 0.3  # goal_reach: the robot's disc at the goal must not overlap floor-standing objects
+
+
+def _to_box(xy: Sequence[float], obj: dict[str, Any]) -> float:
+    """Distance (m) from a point to an object's footprint (world.json: centre ``xy``, axis-aligned
+    ``size_m``); 0 inside it."""
+    hx, hy = obj["size_m"][0] / 2.0, obj["size_m"][1] / 2.0
+    dx = max(0.0, abs(xy[0] - obj["xy"][0]) - hx)
+    dy = max(0.0, abs(xy[1] - obj["xy"][1]) - hy)
+    return math.hypot(dx, dy)
+
+
+def goal_reach(goal_xy: Sequence[float] | None, q: dict[str, Any], world: dict[str, Any] | None,
+               robot_radius_m: float = ROBOT_RADIUS_M) -> float | None:
+    """What "the robot sent there stops near it" means for a stand-off goal: 1 when the goal is
+    within GOAL_SUCCESS_M of the target's true footprint (not its centre: a 2 m sofa's goal stands
+    off by more than 1 m) AND is a place the robot can stand: inside a room, its disc clear of
+    every floor-standing object's footprint. None without world.json/targets/goal_xy."""
+    if world is None or q.get("goal_xy") is None:
+        return None
+    objs = {o["gt_track"]: o for o in world.get("objects", []) if "size_m" in o}
+    target = next((objs[t] for t in q.get("targets") or [] if t in objs), None)
+    if target is None:
+        return None
+    if goal_xy is None:
+        return 0.0
+    rooms = world.get("rooms") or []
+    inside = not rooms or any(r["bounds"][0] <= goal_xy[0] <= r["bounds"][2] and r["bounds"][1] <= goal_xy[1] <= r["bounds"][3]
+                              for r in rooms)
+    clear = all(_to_box(goal_xy, o) >= robot_radius_m for o in objs.values() if not o.get("support"))
+    return 1.0 if inside and clear and _to_box(goal_xy, target) <= GOAL_SUCCESS_M else 0.0

@@ -40,7 +40,7 @@ from .. import conversions as conv
 from ..core.capture import PoseBuffer
 from ..core.depth import cloud_to_depth, transform_points
 from ..core.memory import Memory
-from ..core.model import CameraModel, Pose
+from ..core.model import Pose
 from ..core.pipeline import MemoryBuilder
 from ..core.poses import check_pose_source
 from .common import VlkngLifecycleNode, param, spin_main

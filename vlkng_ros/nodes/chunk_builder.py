@@ -23,7 +23,7 @@ from .. import conversions as conv
 from ..core.chunking import Chunker
 from ..core.memory import Memory
 from ..core.model import Keyframe
-from ..core.perception.base import Perceiver
+from ..core.perception.base import PerceptionUnavailable, Perceiver
 from ..core.pipeline import MemoryBuilder
 from .common import VlkngLifecycleNode, param, spin_main
 
@@ -59,19 +59,22 @@ class ChunkBuilderNode(VlkngLifecycleNode):
     def setup(self) -> None:
         assert self.memory is not None
         perceiver = self._given_perceiver
+        self._unavailable_said = False
         if perceiver is None:
+            from ..core.perception.base import PerceptionNotConfigured
             from ..core.perception.registry import make_perceiver
 
             annotations = None
             tour_dir = param(self, "tour_dir")
-            if self.cfg.perception.backend in ("annotations", "auto") and tour_dir:  # auto: a tour with annotations
+            if tour_dir and self.cfg.perception.backend in ("annotations", "auto"):
                 annotations = load_annotations(tour_dir)
             try:
                 perceiver = make_perceiver(self.cfg, annotations=annotations)
-            except ValueError as e:  # no usable backend: capture goes on, chunks wait (said once)
+            except PerceptionNotConfigured as e:  # no usable backend: capture goes on, chunks wait
                 self.get_logger().warning(
                     f"no perception backend ({e}): keyframes are captured and stored, and chunks stay "
                     f"queued until a perception backend is configured (then restart)")
+                self._unavailable_said = True
                 perceiver = None
         self.builder = MemoryBuilder(self.memory, self.cfg, perceiver)
         self.pool = ThreadPoolExecutor(max(1, self.cfg.perception.max_concurrency),
@@ -168,6 +171,16 @@ class ChunkBuilderNode(VlkngLifecycleNode):
                     return  # shutting down: the keyframes stay unchunked and resume on restart
                 try:
                     graph = self.builder.perceive(tour_id, chunk)
+                except PerceptionUnavailable as e:
+                    # down or not configured: every retry would fail alike; say it once, keep queued
+                    if not self._unavailable_said:
+                        self._unavailable_said = True
+                        self.get_logger().error(f"perception stopped ({e}); chunks stay queued for "
+                                                "the next start")
+                    self.chunks_failed += 1
+                    with self._lock:
+                        self.seen.get(tour_id, set()).difference_update(k.stamp_ns for k in chunk)
+                    return
                 except Exception as e:
                     delay = self.backoff_s * (2 ** attempt)
                     last = attempt == self.retries

@@ -36,7 +36,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import (JSONResponse, PlainTextResponse, RedirectResponse, Response,
+from starlette.responses import (PlainTextResponse, RedirectResponse, Response,
                                  StreamingResponse)
 from starlette.routing import Route
 

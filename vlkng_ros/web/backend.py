@@ -96,7 +96,7 @@ class LocalBackend:
     # --- asking ------------------------------------------------------------------------------
     def ask(self, question: str, options: list[str] | None = None, top_k: int = 0) -> AskResult:
         t0 = time.perf_counter()
-        res = self.engine.ask(AskRequest(question, list(options or []), top_k or self.cfg.ask.top_k))
+        res = self.engine.ask(AskRequest(question, list(options or []), top_k))  # 0: ask.top_k
         self.latencies_s.append(time.perf_counter() - t0)
         return res
 

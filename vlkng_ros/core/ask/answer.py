@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
 
 from ..geometry import RayAccumulator
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -30,18 +29,18 @@ GOAL_MERGE_M = 2.0  # same-label evidence objects this close are pooled for the 
 MIN_POSITION_VAR = 0.05  # m^2: floor on a node's position variance when weighting it
 SUPPORT_PREDICATES = ("on", "in", "under")  # what stands on, lies in or under an object is inside its footprint
 SUPPORT_FOOTPRINT_VAR = 0.25  # m^2: ... somewhere on it (~0.5 m from its centre)
-SUPPORT_MIN_SIGHTINGS = 2
+SUPPORT_MIN_SIGHTINGS = 2  # a support relation needs this many frames (one noisy chunk is not enough)
 SUPPORT_GATE_SIGMAS = 3.0  # ... and only where it could be on it: within 3 sigma of the footprint
 RESTS_ON = ("on", "in")  # a loosely placed object perceived on or in something better placed ...
 LOOSE_POSITION_VAR = 0.5  # m^2 ... (this loose) is placed where its bearings cross it
-SUPPORT_RELATION_LIMIT = 60
+SUPPORT_RELATION_LIMIT = 60  # relations of the target read for support: bounds one lookup, far above real counts
 GOAL_PICK_SHARE = 0.85  # targets scoring this share of the answer's target compete for the goal
 GOAL_PICK_RADIUS_M = 3.0  # ... and lying this close to it (else they are other objects of that kind)
 TIME_PICK_SHARE = 0.75  # "first/last saw X": targets scoring this share of the best compete on time
 TIME_OTHERS_WEIGHT = 0.3  # ... and the ones not picked keep this share of their score
 VISIT_ORDER_DECAY = 0.3  # within the first (last) visit, each later (earlier) sighting counts less
 RUN_GAP_NS = 3_000_000_000  # sightings further apart than this start a new visit
-MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6
+MAX_FRAMES_PER_OBJECT_IN_PROMPT = 6  # stamps listed per object in the answer prompt (keeps it in budget)
 OTHER_TARGETS_SHARE = 0.25  # in a frame, targets other than its best match add this share
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 log = logging.getLogger("vlkng.ask.baselines")
-BASELINE_TARGETS = 8
+BASELINE_TARGETS = 8  # as ger.TARGETS_MAX, so baselines and GER compare on equal terms
 
 
 class Corpus:

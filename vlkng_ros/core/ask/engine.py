@@ -21,10 +21,13 @@ from .answer import (FrameScore, evidence, goal_target,
                      llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
+from .found import FoundRule, decide_found
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
-from .types import AskRequest, AskResult, RankedFrame, resolve_top_k
+from .typed import answer_typed, place_of_object
+from .typed_parse import classify
+from .types import CHOICE, OBJECT, AskRequest, AskResult, RankedFrame, TypedValue, resolve_top_k
 
 log = logging.getLogger("vlkng.ask")
 MODES = ("ger", "gr", "full", "cwgr", "lexical")
@@ -35,13 +38,22 @@ class AskEngine:
         self.memory = memory
         self.cfg = cfg
         self.llm = llm
-        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir))  # shared caches: label/text vectors, keyframe places
-        self._tours = TourIndex(memory)
+        self._labels = LabelIndex(memory, make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir), cfg.ask.refresh_s)  # shared caches: label/text vectors, keyframe places
+        self._tours = TourIndex(memory, cfg.ask.refresh_s)
         self._retrievers = {"ger": Retriever(memory, cfg.ask, True, self._labels, self._tours),
                             "gr": Retriever(memory, cfg.ask, False, self._labels, self._tours)}
         self._sizes: dict[str, tuple[int, int] | None] = {}
         self._corpora: dict[str, tuple[int, Corpus]] = {}
         self._lock = threading.Lock()
+        self._found: FoundRule | None = None
+
+    @property
+    def found_rule(self) -> FoundRule:
+        """The found / not-seen decision (core/ask/found.py), made once per engine."""
+        if self._found is None:
+            self._found = FoundRule(self.memory.text_embedder, relevance_floor(self.memory.text_embedder.name),
+                                    self.cfg.ask.found_margin, self._labels.lexicon)
+        return self._found
 
     def camera_height(self) -> float | None:
         """For bearings re-solved at ask time (``answer.placed_on_support``)."""
@@ -69,26 +81,42 @@ class AskEngine:
         "answering" as each stage starts (the Ask action's feedback); an exception it raises (a
         client canceled) ends the question there."""
         mode = (req.mode or self.cfg.ask.mode or "ger").lower()
-        question, error = validate_question(req.question)
+        question, error = validate_question(req.question, self.cfg.ask.max_question_chars)
         if error:
             return AskResult(False, error, mode=mode)
         if mode not in MODES:
             return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
         top_k = resolve_top_k(req.top_k, self.cfg.ask.top_k)
         try:
-            return self._ask(question, parse_options(req.options), top_k, mode, on_stage or (lambda _s: None))
+            options = parse_options(req.options)
+            stage = on_stage or (lambda _s: None)
+            if not options:  # multiple choice stays multiple choice, whatever the question's type
+                tq = classify(question, self._tours.known_places())
+                if tq.kind:
+                    return answer_typed(self, tq, question, top_k, mode, stage)
+            result, sub = self.search(question, options, top_k, mode, stage=stage)
+            if options:
+                result.answer_type, result.value = CHOICE, TypedValue("choice", result.choice)
+            elif result.found and result.target_object_id in sub.objects:
+                place = place_of_object(self, sub.objects[result.target_object_id])
+                result.answer_type, result.value = OBJECT, TypedValue("place" if place else "", place)
+            return result
         except LLMError as e:  # pragma: no cover - every LLM call below is caught
             return AskResult(False, f"LLM failed: {e}", mode=mode)
 
-    def _ask(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str,
-             stage: Callable[[str], None]) -> AskResult:
+    def search(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str,
+               use_llm: bool = True, stage: Callable[[str], None] = lambda _s: None) -> tuple[AskResult, Subgraph]:
+        """The object search behind every answer: (result, the evidence subgraph it came from).
+        ``use_llm=False`` keeps the model out of it (questions the graph answers alone);
+        ``stage`` hears "understanding", "retrieving", "answering" as each starts."""
         timings: dict[str, float] = {}
         tokens: dict[str, int] = {}
         notes: list[str] = []
         stage("understanding")
         t0 = time.perf_counter()
         usage = LLMUsage()
-        pq, note = decompose(question, self.llm, usage)
+        llm = self.llm if use_llm else None
+        pq, note = decompose(question, llm, usage)
         if note:
             notes.append(note)
         tokens["decompose"] = usage.prompt_tokens
@@ -106,7 +134,8 @@ class AskEngine:
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
-        targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor]
+        targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
+                   else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []
         retriever = self._retrievers["ger" if mode == "ger" else "gr"]
@@ -133,11 +162,11 @@ class AskEngine:
         prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
         tokens["answer"] = len(prompt) // 4
         answer = self._offline_answer(pq, sub, target_id, found)
-        if self.llm is not None:
+        if llm is not None:
             a_usage = LLMUsage()
             try:
                 cand = {f.stamp_ns: f for f in scored}
-                answer, choice, llm_frames, llm_target, note = llm_answer(self.llm, prompt, options, cand, sub, a_usage)
+                answer, choice, llm_frames, llm_target, note = llm_answer(llm, prompt, options, cand, sub, a_usage)
                 scored = llm_frames + [f for f in scored if f.stamp_ns not in {g.stamp_ns for g in llm_frames}]
                 target_id = llm_target or target_id
                 found = found or bool(llm_frames)
@@ -160,7 +189,7 @@ class AskEngine:
         return AskResult(True, "; ".join(notes) or "ok", answer=answer, choice=choice if options else "",
                          found=found, frames=frames, goal=goal, goal_source=goal_source, target_position=target_xy,
                          target_object_id=target_id if found else "", evidence_objects=objs,
-                         evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode)
+                         evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode), sub
 
     # ------------------------------------------------------------------------------------------
     def _retrieve(self, pq: ParsedQuery, mode: str) -> tuple[Subgraph, int | None]:
@@ -207,7 +236,10 @@ class AskEngine:
     @staticmethod
     def _offline_answer(pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool) -> str:
         if not found:
-            return f"I have not seen anything matching '{pq.search_text()}'."
+            closest = next((sub.objects[o].label for o in sub.targets() if o in sub.objects), "")
+            # an alternative is offered in words only: never as a goal or a target
+            return (f"I have not seen anything matching '{pq.search_text()}'."
+                    + (f" The closest thing I saw is a {closest}." if closest else ""))
         node = sub.objects[target_id]
         attrs = " ".join(v for _, v in sorted(node.attributes.items()) if v)
         where = f" in the {node.places[0]}" if node.places else ""

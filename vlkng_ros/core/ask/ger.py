@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from ..config import AskConfig
     from ..memory import Memory
 
-TARGETS_MAX = 8
+TARGETS_MAX = 8  # best-ranked objects per entity kept as targets (more only dilutes the frames)
 AFFORDANCE_VERBATIM = 0.8  # an affordance this close to the phrase says what the phrase asks for
-REFS_MAX = 4
+REFS_MAX = 4  # reference objects per relation cue ("next to the kettle") considered
 REF_KEEP_SHARE = 0.5  # references scoring under this share of their cue's best are dropped
 AFTER_WINDOW_S = 10.0  # "right after leaving X": what came into view within this time
 RECENT_WINDOW_S = 4.0  # ... and was not already in view just before
@@ -78,8 +78,8 @@ class Retriever:
         self.memory = memory
         self.cfg = cfg
         self.use_vectors = use_vectors
-        self.labels = labels or LabelIndex(memory)
-        self.tours = tours or TourIndex(memory)
+        self.labels = labels or LabelIndex(memory, refresh_s=cfg.refresh_s)
+        self.tours = tours or TourIndex(memory, cfg.refresh_s)
 
     def entity_ranking(self, phrase: str, pq: ParsedQuery, with_attrs: bool) -> tuple[Ranked, dict[str, ObjectNode]]:
         text = " ".join(dict.fromkeys(pq.attributes + [phrase])) if with_attrs else phrase

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..config import AskConfig
 from ..lexicon import KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, is_kind_of
 from ..model import ObjectNode, Relation
 from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
@@ -34,10 +35,10 @@ AFFORDANCE_MIN = 0.42  # cosine between the question's phrase and an affordance 
 AFFORDANCE_MARGIN = 0.06  # ... for it and the affordances within this margin of the best one
 AFFORDANCE_EXTRA_WEIGHT = 0.3  # an object's second matching affordance (any above the minimum) adds this share
 RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per embedder scale)
-DEFAULT_RELEVANCE_FLOOR = 0.3
-LABEL_LOOKUP_LIMIT = 40
+DEFAULT_RELEVANCE_FLOOR = 0.3  # floor for an embedder not in RELEVANCE_FLOOR (e.g. hashing in tests)
+LABEL_LOOKUP_LIMIT = 40  # objects read per label lookup: the most recently seen ones, bounded per question
 PLACE_MISS_WEIGHT = 0.3  # an object never seen in the place the question names keeps this share
-MAX_EXPAND_FRAMES = 12
+MAX_EXPAND_FRAMES = 12  # frames whose co-visible objects expand the subgraph (a third per target)
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
 SAME_KIND_MIN = 0.7  # label cosine above which two labels may name one object (first/last-seen rivals)
@@ -53,7 +54,6 @@ def relevance_floor(embedder_name: str) -> float:
     return DEFAULT_RELEVANCE_FLOOR
 
 
-CROSS_PROCESS_REFRESH_S = 30.0  # stores written by another process: re-check counts this often
 
 
 @dataclass
@@ -101,8 +101,10 @@ class LabelIndex:
     vocabulary is read once and refreshed only when the memory changed (Memory.generation): no
     scan at all while nothing is written, so a static memory of any size pays it once."""
 
-    def __init__(self, memory: "Memory", lexicon: Lexicon | None = None) -> None:
+    def __init__(self, memory: "Memory", lexicon: Lexicon | None = None,
+                 refresh_s: float = AskConfig.refresh_s) -> None:
         self.memory = memory
+        self.refresh_s = refresh_s  # stores written by another process: re-check counts this often
         self.lexicon: Lexicon = lexicon if lexicon is not None else NoLexicon()
         self._vecs: dict[str, np.ndarray] = {}
         self._vocab: list[str] = []
@@ -121,9 +123,9 @@ class LabelIndex:
             count, built = self._vocab_key
             now = time.monotonic()
             # Written by this process (generation), or - for stores shared with other processes -
-            # a cheap count check at most every CROSS_PROCESS_REFRESH_S.
+            # a cheap count check at most every refresh_s (ask.refresh_s).
             if count < 0 or count != self.memory.generation or (
-                    now - built > CROSS_PROCESS_REFRESH_S and self.memory.graph.count_objects() != self._vocab_objects):
+                    now - built > self.refresh_s and self.memory.graph.count_objects() != self._vocab_objects):
                 n = self.memory.generation
                 self._vocab_objects = self.memory.graph.count_objects()
                 labels: set[str] = set()
@@ -231,7 +233,7 @@ class LabelIndex:
         if missing:
             if len(self._vecs) > 5000:
                 self._vecs.clear()
-            for lab, v in zip(missing, self.embed(missing)):
+            for lab, v in zip(missing, self.memory.embed_cached(missing)):  # cached in the memory
                 self._vecs[lab] = v
         return np.stack([self._vecs[lab] for lab in labels])
 
@@ -381,8 +383,9 @@ class TourIndex:
     LabelIndex.vocabulary): answers "which room was this frame in" and "when did the robot
     leave the kitchen" without a store call per frame."""
 
-    def __init__(self, memory: "Memory") -> None:
+    def __init__(self, memory: "Memory", refresh_s: float = AskConfig.refresh_s) -> None:
         self.memory = memory
+        self.refresh_s = refresh_s  # see LabelIndex
         self._tours: dict[str, tuple[int, float, list[int], list[str | None]]] = {}
         self._lock = threading.Lock()
 
@@ -391,7 +394,7 @@ class TourIndex:
             hit = self._tours.get(tour_id)
             now = time.monotonic()
             if hit is None or self.memory.generation != hit[0] or (
-                    now - hit[1] > CROSS_PROCESS_REFRESH_S and self.memory.graph.count_keyframes(tour_id) != len(hit[2])):
+                    now - hit[1] > self.refresh_s and self.memory.graph.count_keyframes(tour_id) != len(hit[2])):
                 kfs = sorted(self.memory.graph.keyframes(tour_id), key=lambda k: k.stamp_ns)
                 hit = (self.memory.generation, now, [k.stamp_ns for k in kfs], [k.place for k in kfs])
                 self._tours[tour_id] = hit
@@ -407,6 +410,10 @@ class TourIndex:
         if not known:
             return None
         return sum(1 for p in known if p.lower() == place) / len(known)
+
+    def known_places(self) -> set[str]:
+        """Every kind of place a keyframe of any tour was given (lower case)."""
+        return {p.lower() for tour in self.memory.graph.tours() for p in self.frames(tour)[1] if p}
 
     def departures(self, place: str) -> list[tuple[str, int, int]]:
         """(tour, stamp of the last frame in ``place``, stamp of the first frame after it) each

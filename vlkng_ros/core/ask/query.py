@@ -17,7 +17,6 @@ from typing import Any
 from ..intent import parse_intent
 from ..llm.base import LLM, LLMError, LLMUsage
 
-MAX_QUESTION_CHARS = 2000
 
 # Relation predicates, longest first so "next to" wins over "to" and "on top of" over "on".
 RELATION_PREDICATES = [
@@ -113,7 +112,7 @@ def singular(word: str) -> str:
     return word
 
 
-def validate_question(question: Any) -> tuple[str, str]:
+def validate_question(question: Any, max_chars: int) -> tuple[str, str]:
     """(cleaned question, error message or ""). Over-long questions are an error, not truncated:
     a silently truncated question could drop the part that matters."""
     if not isinstance(question, str):
@@ -121,8 +120,8 @@ def validate_question(question: Any) -> tuple[str, str]:
     q = " ".join(question.split())
     if not q:
         return "", "empty question: ask about something the robot may have seen"
-    if len(q) > MAX_QUESTION_CHARS:
-        return "", (f"question too long ({len(q)} characters; the limit is {MAX_QUESTION_CHARS}): "
+    if len(q) > max_chars:
+        return "", (f"question too long ({len(q)} characters; the limit is {max_chars}, ask.max_question_chars): "
                     "ask one short question")
     return q, ""
 

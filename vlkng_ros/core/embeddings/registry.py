@@ -34,7 +34,8 @@ def make_text_embedder(cfg: EmbeddingConfig) -> TextEmbedder:
     if backend == "minilm":
         from .minilm import MiniLMEmbedder
 
-        return _cached(("minilm", cfg.device), lambda: MiniLMEmbedder(device=cfg.device))
+        runtime = getattr(cfg, "minilm_runtime", "auto")
+        return _cached(("minilm", cfg.device, runtime), lambda: MiniLMEmbedder(device=cfg.device, runtime=runtime))
     if backend == "siglip2":
         return _siglip(cfg)
     if backend == "hashing":

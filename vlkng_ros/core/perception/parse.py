@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from ..model import BBox, ChunkGraph, ChunkObject, ChunkRelation, Keyframe, clip_bbox
 from .base import ChunkInput, PerceptionError
 
-BOX_SCALE = 1000.0
+BOX_SCALE = 1000.0  # VLMs (Gemini, Qwen) give boxes on a 0-1000 grid, whatever the image size
 
 _STR = {"type": "string"}
 CHUNK_SCHEMA: dict[str, Any] = {

@@ -35,21 +35,27 @@ def torch_dtype(name: str, device: str) -> Any:
 
 
 def processor_max_side(processor: Any) -> int:
-    """The longer image side the processor resizes to (0 when it does not say)."""
+    """The longer image side the processor resizes to (0 when it does not say). ``size`` is a
+    dict (transformers 4) or a SizeDict (5); dynamic-resolution processors (Qwen2-VL) give pixel
+    counts (``max_pixels``, or ``longest_edge`` in the millions) and get DYNAMIC_RES_MAX_SIDE."""
     ip = getattr(processor, "image_processor", None)
     if ip is None:
         return 0
-    if getattr(ip, "max_pixels", None):
-        return DYNAMIC_RES_MAX_SIDE
     size = getattr(ip, "size", None)
-    if isinstance(size, dict):
-        for key in ("longest_edge", "height", "shortest_edge"):
-            if size.get(key):
-                value = int(size[key])
-                return max(value, int(size.get("width") or 0)) if key == "height" else value
+
+    def get(key: str) -> int:
+        value = size.get(key) if isinstance(size, dict) else getattr(size, key, None)
+        return int(value or 0)
+
+    if getattr(ip, "max_pixels", None) or get("max_pixels") or get("longest_edge") > 8192:
+        return DYNAMIC_RES_MAX_SIDE
     if isinstance(size, int):
         return size
-    return 0
+    if get("longest_edge"):
+        return get("longest_edge")
+    if get("height"):
+        return max(get("height"), get("width"))
+    return get("shortest_edge")
 
 
 def _dtype_kwarg() -> str:

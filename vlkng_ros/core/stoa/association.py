@@ -18,6 +18,7 @@ import numpy as np
 
 from ..calibration import CameraHeightCalibrator
 from ..config import VlkngConfig
+from ..depth import KeyframeDepths, add_depth_fix
 from ..geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border, ray_for
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -43,6 +44,10 @@ SIZE_RATIO_MAX = 2.0  # implied width vs measured width, either way
 # Floor-contact ranging (geometry.py): who may use it
 RESTS_ON_PREDICATES = ("on", "in", "above")  # a subject of these does not stand on the floor
 EMBEDDING_CACHE_SIZE = 20000  # descriptor vectors kept between chunks (a few MB)
+# Without geometry (no pose for the new object or the candidate), space is judged from context:
+# the kinds of place both were seen in, what was seen around them, and (same tour) how long ago.
+CONTEXT_WEIGHTS = (0.5, 0.4, 0.1)  # place, co-visible things, time adjacency
+CONTEXT_SIGHTINGS = 8  # candidate's latest sightings whose frames give its co-visible things
 
 
 @dataclass
@@ -91,6 +96,10 @@ class Associator:
         self._cameras: dict[str, CameraModel] = {}
         self.emb = EmbeddingCache(lambda ts: memory.text_embedder.embed_texts(ts))
         self.lexicon = make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir)
+        # depth where the robot has it: each sighting in a keyframe with stored depth adds a fix
+        self.depths = KeyframeDepths(memory.frames) if cfg.depth.enabled else None
+        self.depth_noise = cfg.depth.noise()
+        self._covisible: dict[str, set[str]] = {}  # candidate id -> labels seen with it (per chunk)
 
     @property
     def camera_height(self) -> float | None:
@@ -107,6 +116,7 @@ class Associator:
 
     # ----------------------------------------------------------------------------------------
     def prepare(self, chunk: ChunkGraph, keyframes: dict[int, Keyframe]) -> list[NewObject]:
+        self._covisible = {}  # candidates change as chunks merge
         objs = chunk.objects
         if not objs:
             return []
@@ -134,10 +144,17 @@ class Associator:
                                      pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(angular_width(cam, box))
+                    if self.depths is not None:
+                        add_depth_fix(rays, self.depths, chunk.tour_id, stamp, kf.pose, box, cam,
+                                      self.depth_noise, pitch, self.camera_height)
             est = rays.solve(self.camera_height)
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
-            extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
-                if est else 0.0  # rough width of the object (m): angular width times range
+            footprint = rays.footprint()
+            if footprint is not None:  # measured by depth
+                extent = footprint[0]
+            else:  # rough width of the object (m): angular width times range
+                extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
+                    if est else 0.0
             news.append(NewObject(o, v, lv, est[0] if est else None, est[1] if est else 0.0, dict(places), rays,
                                   extent, views))
         return news
@@ -212,9 +229,45 @@ class Associator:
         shared = [k for k in n.obj.attributes if k in c.attributes]
         s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
                   if shared else 0.5)
-        s_space = self.spatial_agreement(n, c)
+        if n.position is None or c.position is None:
+            s_space = self.context_agreement(chunk, n, c)
+        else:
+            s_space = self.spatial_agreement(n, c)
         w_sem, w_attr, w_space = WEIGHTS_SAME_TOUR if chunk.tour_id in c.tours else WEIGHTS_OTHER_TOUR
         return w_sem * (0.5 * s_label + 0.5 * s_text) + w_attr * s_attr + w_space * s_space
+
+    def context_agreement(self, chunk: ChunkGraph, n: NewObject, c: ObjectNode) -> float:
+        """Space without geometry, in [0, 1]: did both sightings happen in the same kind of place,
+        among the same things, close in time? Two doors, one seen in the entrance hall with a
+        planter and one in the bedroom with a bed, are two doors; 0.5 where nothing is known."""
+        w_place, w_covis, w_time = CONTEXT_WEIGHTS
+        places_c = c.place_counts or {p: 1 for p in c.places}
+        if n.places and places_c:
+            keys = set(n.places) | set(places_c)
+            dot = sum(n.places.get(k, 0) * places_c.get(k, 0) for k in keys)
+            norm = math.sqrt(sum(v * v for v in n.places.values()) * sum(v * v for v in places_c.values()))
+            s_place = dot / norm if norm else 0.5
+        else:
+            s_place = 0.5
+        mine = {o.label.lower() for o in chunk.objects
+                if o is not n.obj and set(o.boxes) & set(n.obj.boxes)} - {n.obj.label.lower()}
+        theirs = self._covisible_labels(c) - {c.label.lower()}
+        s_covis = len(mine & theirs) / len(mine | theirs) if mine and theirs else 0.5
+        if chunk.tour_id in c.tours and c.last_seen_ns:
+            first = min(n.obj.boxes) if n.obj.boxes else chunk.frames[0]
+            gap_s = max(0.0, first - c.last_seen_ns) / 1e9
+            s_time = math.exp(-gap_s / max(self.cfg.stoa.recent_s, 1.0))
+        else:
+            s_time = 0.0
+        return w_place * s_place + w_covis * s_covis + w_time * s_time
+
+    def _covisible_labels(self, c: ObjectNode) -> set[str]:
+        """Labels of the other objects in the frames of ``c``'s latest sightings (cached per chunk)."""
+        if c.id not in self._covisible:
+            frames = [(ob.tour_id, ob.stamp_ns) for ob in c.observations[-CONTEXT_SIGHTINGS:]]
+            ids = {i for row in self.memory.graph.objects_in_frames(frames).values() for i in row} - {c.id}
+            self._covisible[c.id] = {o.label.lower() for o in self.memory.graph.get_objects(sorted(ids))}
+        return self._covisible[c.id]
 
     def spatial_agreement(self, n: NewObject, c: ObjectNode) -> float:
         """How well the new detection and candidate ``c`` agree in space, in [0, 1].

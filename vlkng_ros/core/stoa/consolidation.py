@@ -14,7 +14,6 @@ from ..model import ChunkGraph, ChunkObject, ObjectNode, Observation, Relation, 
 from .association import POSITION_NOISE_M2, WELL_LOCALISED_VAR, Associator, NewObject
 from .report import MergeReport
 
-CONSOLIDATE_RADIUS_M = 4.0  # poorly localised nodes can sit metres off along their bearings
 CONSOLIDATE_SIGMAS = 2.0  # squared-distance gate: d^2 <= 2 * sigma2 * this
 CONSOLIDATE_NEIGHBOURS = 16  # nodes near a well-localised one checked for an earlier split
 SAME_KIND_SIMILARITY = 0.8  # label embeddings this close name one kind of thing
@@ -71,6 +70,7 @@ def consolidate(assoc: Associator, objects: list[ObjectNode], news: list[NewObje
     and deleted in the same transaction; its relations are re-pointed."""
     graph = assoc.memory.graph
     emb, lexicon = assoc.emb, assoc.lexicon
+    radius_m = assoc.cfg.stoa.consolidate_radius_m  # poorly localised nodes can sit metres off along their bearings
     extents = {local_to_global.get(n.obj.local_id): n.extent_m for n in news}
     in_chunk = {o.id for o in objects}
     removed: list[str] = []
@@ -82,7 +82,7 @@ def consolidate(assoc: Associator, objects: list[ObjectNode], news: list[NewObje
             continue
         u_frames = set(u.frames)
         u_labels = {x.lower() for x in [u.label, *u.labels_seen]}
-        for c in graph.objects_near(u.position[0], u.position[1], CONSOLIDATE_RADIUS_M, limit=CONSOLIDATE_NEIGHBOURS):
+        for c in graph.objects_near(u.position[0], u.position[1], radius_m, limit=CONSOLIDATE_NEIGHBOURS):
             if c.id in in_chunk or c.id in removed or c.position is None:
                 continue
             c_labels = {x.lower() for x in [c.label, *c.labels_seen]}

@@ -9,11 +9,13 @@ write descriptor and crop vectors (``vectors``); then one atomic graph write.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 
 from ..calibration import CameraHeightCalibrator
 from ..config import VlkngConfig
+from ..depth import depth_pending, redo_depth
 from ..llm.base import LLM, LLMUsage
 from ..memory import Memory
 from ..model import CameraModel, ChunkGraph, Keyframe, ObjectNode, Relation
@@ -31,6 +33,9 @@ class Association:
     candidates: list[list[ObjectNode]]  # shortlist per new object
     scores: list[list[tuple[str, float]]]  # (candidate id, similarity) per new object
     assignment: dict[int, str]  # index into news -> existing node id it joins
+
+
+LATE_DEPTH_RECENT = 50  # recently seen objects of the tour checked for late depth per merge
 
 
 class StoaMerger:
@@ -77,6 +82,7 @@ class StoaMerger:
             relations = _relations(chunk, local_to_global)
             objects, moved_relations, removed = consolidate(self.associator, objects, a.news, local_to_global,
                                                             report)
+            objects = self._with_late_depth(chunk, objects, removed)
             objects = self.calibration.update(objects, removed)
             write_vectors(self.memory, chunk, a.news, local_to_global, keyframes)
             graph.apply_merge(chunk.chunk_id, objects, relations + moved_relations, removed)
@@ -84,6 +90,35 @@ class StoaMerger:
             self.memory.touch()
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _with_late_depth(self, chunk: ChunkGraph, objects: list[ObjectNode], removed: list[str]) -> list[ObjectNode]:
+        """Objects of this tour, written now or seen recently, with sightings whose depth was
+        stored after they were placed (a late depth frame, a depth writer behind): their depth
+        fixes recomputed from every sighting and their positions re-solved, in this chunk's
+        transaction. Nothing to do for a tour without depth."""
+        assoc = self.associator
+        depths = assoc.depths
+        if depths is None or not chunk.frames or not any(depths.has(chunk.tour_id, s) for s in chunk.frames):
+            return objects
+        out = {o.id: o for o in objects}
+        since = chunk.frames[0] - int(self.cfg.stoa.recent_s * 1e9)
+        recent = self.memory.graph.recent_objects(chunk.tour_id, since, limit=LATE_DEPTH_RECENT)
+        pitch = math.radians(self.cfg.capture.camera_pitch_deg)
+        for node in [*objects, *(o for o in recent if o.id not in out and o.id not in removed)]:
+            mine = [o for o in node.observations if o.tour_id == chunk.tour_id]
+            if not node.ray_stats or not depth_pending(node.ray_stats, [(o.tour_id, o.stamp_ns) for o in mine], depths):
+                continue
+            sightings = []
+            for ob in node.observations:
+                kf = self.memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
+                if kf is not None and kf.pose is not None:
+                    sightings.append((ob.tour_id, ob.stamp_ns, kf.pose, ob.bbox,
+                                      self.camera_for(ob.tour_id, kf.width, kf.height)))
+            acc = redo_depth(node.ray_stats, sightings, depths, assoc.depth_noise, pitch, self.camera_height)
+            est = acc.solve(self.camera_height) if acc is not None else None
+            if est is not None:
+                out[node.id] = replace(node, position=est[0], position_var=est[1], ray_stats=acc.to_list())
+        return list(out.values())
 
     def _keyframes(self, chunk: ChunkGraph) -> dict[int, Keyframe]:
         graph = self.memory.graph

@@ -39,10 +39,10 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 EPSILON = 1e-12  # vectors with a smaller norm are kept as they are (as Qdrant does)
-CALIBRATION_K = 10
+CALIBRATION_K = 10  # nprobe is calibrated on the recall of the exact top-10 (the usual k of a search)
 _ASSIGN_BATCH = 8192
 _MIN_BLOCK = 16
-FINGERPRINT_TOL = 1e-5
+FINGERPRINT_TOL = 1e-5  # a saved vector fingerprint this close is the same vector (float32 round trip)
 STATE_VERSION = 1
 
 

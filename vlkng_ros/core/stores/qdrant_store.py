@@ -15,7 +15,8 @@ re-run k-means; a missing, stale or unreadable file only costs a re-training. Up
 first, then the index, batch by batch, serialised by a writer lock; searches take only a short
 lock to find the index, so they never wait for an upsert's re-training. Filters the index cannot
 evaluate (nested keys, non-scalar values) go to Qdrant's own filtered search. A server has its own
-HNSW index and is queried directly.
+HNSW index and is queried directly. The two modes differ in one seam: ``_ServerMode`` /
+``_LocalMode``, chosen when the store opens.
 """
 
 from __future__ import annotations
@@ -60,7 +61,6 @@ class QdrantVectorStore(VectorStore):
         folder, none for ':memory:')."""
         from qdrant_client import QdrantClient
 
-        self.remote = bool(url)
         self.target = url or path or ":memory:"
         try:
             if url:
@@ -73,18 +73,26 @@ class QdrantVectorStore(VectorStore):
         except Exception as e:  # connection, lock and permission errors come in many types
             raise StoreError(f"cannot open Qdrant at {self.target}: {type(e).__name__}: {e}") from e
         self._dims: dict[str, int] = {}
-        self._ann_exact_below = int(ann_exact_below)
-        self._indexes: dict[str, AnnIndex] = {}  # local mode only
-        self._saved_version: dict[str, int] = {}  # index version last written to the state dir
-        self.ann_loads: dict[str, str] = {}  # collection -> how its index was loaded (bulk_load)
-        if ann_state_dir:
-            self._state_dir: Path | None = Path(ann_state_dir)
-        elif not url and path not in (None, ":memory:"):
-            self._state_dir = Path(path) / "vlkng_ann"
+        # The one place local and server mode differ (see _ServerMode / _LocalMode).
+        if url:
+            self._mode: _ServerMode | _LocalMode = _ServerMode(self._client)
         else:
-            self._state_dir = None
-        self._lock = threading.RLock()  # client calls and the dicts above; held briefly
+            state_dir = ann_state_dir or (None if path in (None, ":memory:") else str(Path(path) / "vlkng_ann"))
+            self._mode = _LocalMode(self._client, self.target, int(ann_exact_below),
+                                    Path(state_dir) if state_dir else None)
+        self._lock = threading.RLock()  # client calls and the mode's index table; held briefly
         self._write_lock = threading.RLock()  # one upsert at a time (Qdrant, then the index)
+
+    @property
+    def ann_loads(self) -> dict[str, str]:
+        """Collection -> how its local ANN index was loaded (``AnnIndex.bulk_load``); {} on a server."""
+        return self._mode.loads
+
+    def unload_indexes(self) -> None:
+        """Forget the in-process ANN indexes (saved state stays); the next use reloads them from
+        Qdrant as opening the memory would (benchmarks time that)."""
+        with self._write_lock, self._lock:
+            self._mode.unload()
 
     # ----------------------------------------------------------------------------------------
     def ensure_collection(self, collection: str, dim: int) -> None:
@@ -106,17 +114,11 @@ class QdrantVectorStore(VectorStore):
             self._client.create_collection(
                 collection, vectors_config=models.VectorParams(size=int(dim),
                                                                distance=models.Distance.COSINE))
-            if self.remote:  # local mode ignores payload indexes (and warns about them)
-                for key in INDEXED_PAYLOAD_KEYS:
-                    self._client.create_payload_index(collection, key,
-                                                      field_schema=models.PayloadSchemaType.KEYWORD)
+            self._mode.created(collection)
         self._dims[collection] = int(dim)
 
     def _collection_dim(self, collection: str) -> int:
-        vectors = self._client.get_collection(collection).config.params.vectors
-        if isinstance(vectors, dict):  # named vectors: not ours
-            raise StoreError(f"collection {collection!r} at {self.target} uses named vectors")
-        return int(vectors.size)
+        return _collection_dim(self._client, collection, self.target)
 
     def upsert(self, collection: str, ids: Sequence[str], vectors: np.ndarray,
                payloads: Sequence[dict[str, Any]]) -> None:
@@ -136,7 +138,7 @@ class QdrantVectorStore(VectorStore):
         with self._write_lock:
             with self._lock:
                 self._ensure_collection(collection, vecs.shape[1])
-                index = self._index(collection)
+                index = self._mode.index(collection)
             trainings = index.trainings if index is not None else 0
             for start in range(0, len(points), _BATCH):
                 with self._lock:
@@ -146,130 +148,17 @@ class QdrantVectorStore(VectorStore):
                     index.upsert([str(pid) for pid in ids[start:stop]], vecs[start:stop],
                                  [_stored_payload(p) for p in payloads[start:stop]])
             if index is not None and index.trainings != trainings:
-                self._save_state(collection, index)
-
-    def _index(self, collection: str) -> AnnIndex | None:
-        """The collection's ANN index (local mode), built from Qdrant's points on first use."""
-        if self.remote:
-            return None
-        index = self._indexes.get(collection)
-        if index is None and self._client.collection_exists(collection):
-            dim = self._collection_dim(collection)
-            index = AnnIndex(dim, exact_below=self._ann_exact_below)
-            points = self._local_points(collection, dim)
-            if points is None:
-                points = self._scrolled_points(collection, dim)
-            ids, vecs, payloads = points
-            how = index.bulk_load(ids, vecs, payloads, self._load_state(collection))
-            self._indexes[collection] = index
-            self.ann_loads[collection] = how
-            if how == "reused":
-                self._saved_version[collection] = index.version
-            elif index.trained:
-                self._save_state(collection, index)
-            log.debug("ANN index for %r loaded from %d points (%s): %s", collection, len(index),
-                      how, index.stats())
-        return index
-
-    def _scrolled_points(self, collection: str,
-                         dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
-        """Every point (id, vector, payload) through the public scroll API."""
-        ids: list[str] = []
-        payloads: list[dict[str, Any]] = []
-        vectors: list[np.ndarray] = []
-        offset = None
-        while True:
-            records, offset = self._client.scroll(collection, limit=_SCROLL_PAGE, offset=offset,
-                                                  with_payload=True, with_vectors=True)
-            for r in records:
-                payload = dict(r.payload or {})
-                ids.append(str(payload.pop(_ID_KEY, r.id)))
-                payloads.append(payload)
-            if records:
-                vectors.append(np.asarray([r.vector for r in records], dtype=np.float32))
-            if offset is None:
-                break
-        vecs = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
-        return ids, vecs, payloads
-
-    def _local_points(self, collection: str,
-                      dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]] | None:
-        """Every point read straight from local mode's in-process arrays (qdrant-client 1.x
-        ``LocalCollection``: ``vectors[""]``, ``payload``, ``ids_inv``, ``deleted``): at 100k
-        points this takes a fraction of a second where the scroll, which builds a record object
-        per point, takes many. None when those structures are not what this expects (another
-        qdrant-client version) or disagree with Qdrant's count; the caller then scrolls."""
-        try:
-            local = self._client._client.collections[collection]
-            vectors = local.vectors[""]
-            payload_list, ids_inv = local.payload, local.ids_inv
-            n = len(payload_list)
-            gone = np.asarray(local.deleted[:n], dtype=bool) | \
-                np.asarray(local.deleted_per_vector[""][:n], dtype=bool)
-            if not (isinstance(vectors, np.ndarray) and vectors.ndim == 2 and
-                    vectors.shape[0] >= n and vectors.shape[1] == dim and len(ids_inv) >= n and
-                    gone.shape == (n,)):
-                return None
-            live = np.flatnonzero(~gone)
-            ids: list[str] = []
-            payloads: list[dict[str, Any]] = []
-            # copies (as a scroll returns) in one JSON round trip; local payloads are JSON-able
-            copies = json.loads(json.dumps([payload_list[i] for i in live.tolist()]))
-            for i, payload in zip(live.tolist(), copies):
-                ids.append(str(payload.pop(_ID_KEY, ids_inv[i])))
-                payloads.append(payload)
-            vecs = np.array(vectors[live], dtype=np.float32)
-        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as e:
-            log.debug("local points of %r not readable directly (%s); scrolling", collection, e)
-            return None
-        if len(ids) != int(self._client.count(collection, exact=True).count):
-            return None
-        return ids, vecs, payloads
-
-    def _state_path(self, collection: str) -> Path | None:
-        return None if self._state_dir is None else self._state_dir / f"{collection}.npz"
-
-    def _load_state(self, collection: str) -> dict[str, np.ndarray] | None:
-        path = self._state_path(collection)
-        if path is None or not path.exists():
-            return None
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                return {k: data[k] for k in data.files}
-        except Exception as e:  # truncated or foreign file: Qdrant is the truth, re-train
-            log.warning("ignoring unreadable ANN state %s (%s: %s); the index will be re-trained",
-                        path, type(e).__name__, e)
-            return None
-
-    def _save_state(self, collection: str, index: AnnIndex) -> None:
-        """Write the index's trained state atomically (temp file, then rename); errors are
-        logged, never raised: the state is only a cache of what Qdrant holds."""
-        path = self._state_path(collection)
-        if path is None or self._saved_version.get(collection) == index.version:
-            return
-        version = index.version
-        state = index.export_state()
-        if state is None:
-            return
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                np.savez(f, **state)
-            os.replace(tmp, path)
-            self._saved_version[collection] = version
-        except OSError as e:
-            log.warning("cannot save ANN state to %s: %s", path, e)
+                self._mode.save_state(collection, index)
 
     def search(self, collection: str, vector: np.ndarray, limit: int,
                where: dict[str, Any] | None = None) -> list[VectorHit]:
         _check_collection(collection)
         with self._lock:  # held only to find the index; the index has its own lock
-            index = self._indexes.get(collection)
+            index = self._mode.loaded(collection)
             if index is None:
                 if limit <= 0 or not self._client.collection_exists(collection):
                     return []
-                index = self._index(collection)
+                index = self._mode.index(collection)
             dim = index.dim if index is not None else (
                 self._dims.get(collection) or self._collection_dim(collection))
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -305,7 +194,7 @@ class QdrantVectorStore(VectorStore):
     def count(self, collection: str) -> int:
         _check_collection(collection)
         with self._lock:
-            index = self._indexes.get(collection)
+            index = self._mode.loaded(collection)
             if index is not None:
                 return len(index)
             if not self._client.collection_exists(collection):
@@ -315,16 +204,188 @@ class QdrantVectorStore(VectorStore):
     def ann_stats(self, collection: str) -> dict[str, Any] | None:
         """The local ANN index's size, list count, nprobe and array memory (None on a server)."""
         with self._lock:
-            index = self._index(collection)
+            index = self._mode.index(collection)
             return None if index is None else index.stats()
 
     def close(self) -> None:
         """Save each changed local index's trained state, then close the client."""
         with self._write_lock, self._lock:
-            for collection, index in self._indexes.items():
-                self._save_state(collection, index)
-            self._indexes.clear()
+            self._mode.unload()
             self._client.close()
+
+
+def _collection_dim(client: Any, collection: str, where: str) -> int:
+    vectors = client.get_collection(collection).config.params.vectors
+    if isinstance(vectors, dict):  # named vectors: not ours
+        raise StoreError(f"collection {collection!r} at {where} uses named vectors")
+    return int(vectors.size)
+
+
+class _ServerMode:
+    """A Qdrant server: it indexes the payload keys searches filter on and answers every search
+    with its own HNSW index (no in-process index)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.loads: dict[str, str] = {}
+
+    def created(self, collection: str) -> None:
+        from qdrant_client import models
+
+        for key in INDEXED_PAYLOAD_KEYS:
+            self.client.create_payload_index(collection, key, field_schema=models.PayloadSchemaType.KEYWORD)
+
+    def index(self, collection: str) -> None:
+        return None
+
+    def loaded(self, collection: str) -> None:
+        return None
+
+    def save_state(self, collection: str, index: AnnIndex) -> None:  # pragma: no cover - never has one
+        pass
+
+    def unload(self) -> None:
+        pass
+
+
+class _LocalMode:
+    """Embedded Qdrant (a folder or ':memory:'): searches are answered by an in-process ANN index
+    per collection, loaded from Qdrant's points on first use, its trained state kept in
+    ``state_dir`` (none for ':memory:'). Local mode ignores payload indexes (and warns about them),
+    so none are created. Called with the store's lock held."""
+
+    def __init__(self, client: Any, target: str, exact_below: int, state_dir: Path | None) -> None:
+        self.client = client
+        self.target = target
+        self.exact_below = exact_below
+        self._state_dir = state_dir
+        self._indexes: dict[str, AnnIndex] = {}
+        self._saved_version: dict[str, int] = {}  # index version last written to the state dir
+        self.loads: dict[str, str] = {}  # collection -> how its index was loaded (bulk_load)
+
+    def created(self, collection: str) -> None:
+        pass
+
+    def loaded(self, collection: str) -> AnnIndex | None:
+        """The collection's index if it is loaded already (never loads)."""
+        return self._indexes.get(collection)
+
+    def unload(self) -> None:
+        """Save each changed index's trained state and forget the indexes."""
+        for collection, index in self._indexes.items():
+            self.save_state(collection, index)
+        self._indexes.clear()
+
+    def index(self, collection: str) -> AnnIndex | None:
+        """The collection's ANN index, built from Qdrant's points on first use."""
+        index = self._indexes.get(collection)
+        if index is None and self.client.collection_exists(collection):
+            dim = _collection_dim(self.client, collection, self.target)
+            index = AnnIndex(dim, exact_below=self.exact_below)
+            points = self.local_points(collection, dim)
+            if points is None:
+                points = self.scrolled_points(collection, dim)
+            ids, vecs, payloads = points
+            how = index.bulk_load(ids, vecs, payloads, self._load_state(collection))
+            self._indexes[collection] = index
+            self.loads[collection] = how
+            if how == "reused":
+                self._saved_version[collection] = index.version
+            elif index.trained:
+                self.save_state(collection, index)
+            log.debug("ANN index for %r loaded from %d points (%s): %s", collection, len(index),
+                      how, index.stats())
+        return index
+
+    def scrolled_points(self, collection: str,
+                        dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
+        """Every point (id, vector, payload) through the public scroll API."""
+        ids: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        vectors: list[np.ndarray] = []
+        offset = None
+        while True:
+            records, offset = self.client.scroll(collection, limit=_SCROLL_PAGE, offset=offset,
+                                                  with_payload=True, with_vectors=True)
+            for r in records:
+                payload = dict(r.payload or {})
+                ids.append(str(payload.pop(_ID_KEY, r.id)))
+                payloads.append(payload)
+            if records:
+                vectors.append(np.asarray([r.vector for r in records], dtype=np.float32))
+            if offset is None:
+                break
+        vecs = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+        return ids, vecs, payloads
+
+    def local_points(self, collection: str,
+                     dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]] | None:
+        """Every point read straight from local mode's in-process arrays (qdrant-client 1.x
+        ``LocalCollection``: ``vectors[""]``, ``payload``, ``ids_inv``, ``deleted``): at 100k
+        points this takes a fraction of a second where the scroll, which builds a record object
+        per point, takes many. None when those structures are not what this expects (another
+        qdrant-client version) or disagree with Qdrant's count; the caller then scrolls."""
+        try:
+            local = self.client._client.collections[collection]
+            vectors = local.vectors[""]
+            payload_list, ids_inv = local.payload, local.ids_inv
+            n = len(payload_list)
+            gone = np.asarray(local.deleted[:n], dtype=bool) | \
+                np.asarray(local.deleted_per_vector[""][:n], dtype=bool)
+            if not (isinstance(vectors, np.ndarray) and vectors.ndim == 2 and
+                    vectors.shape[0] >= n and vectors.shape[1] == dim and len(ids_inv) >= n and
+                    gone.shape == (n,)):
+                return None
+            live = np.flatnonzero(~gone)
+            ids: list[str] = []
+            payloads: list[dict[str, Any]] = []
+            # copies (as a scroll returns) in one JSON round trip; local payloads are JSON-able
+            copies = json.loads(json.dumps([payload_list[i] for i in live.tolist()]))
+            for i, payload in zip(live.tolist(), copies):
+                ids.append(str(payload.pop(_ID_KEY, ids_inv[i])))
+                payloads.append(payload)
+            vecs = np.array(vectors[live], dtype=np.float32)
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as e:
+            log.debug("local points of %r not readable directly (%s); scrolling", collection, e)
+            return None
+        if len(ids) != int(self.client.count(collection, exact=True).count):
+            return None
+        return ids, vecs, payloads
+
+    def _state_path(self, collection: str) -> Path | None:
+        return None if self._state_dir is None else self._state_dir / f"{collection}.npz"
+
+    def _load_state(self, collection: str) -> dict[str, np.ndarray] | None:
+        path = self._state_path(collection)
+        if path is None or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+        except Exception as e:  # truncated or foreign file: Qdrant is the truth, re-train
+            log.warning("ignoring unreadable ANN state %s (%s: %s); the index will be re-trained",
+                        path, type(e).__name__, e)
+            return None
+
+    def save_state(self, collection: str, index: AnnIndex) -> None:
+        """Write the index's trained state atomically (temp file, then rename); errors are
+        logged, never raised: the state is only a cache of what Qdrant holds."""
+        path = self._state_path(collection)
+        if path is None or self._saved_version.get(collection) == index.version:
+            return
+        version = index.version
+        state = index.export_state()
+        if state is None:
+            return
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as f:
+                np.savez(f, **state)
+            os.replace(tmp, path)
+            self._saved_version[collection] = version
+        except OSError as e:
+            log.warning("cannot save ANN state to %s: %s", path, e)
 
 
 def _stored_payload(payload: dict[str, Any]) -> dict[str, Any]:

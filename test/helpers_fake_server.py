@@ -1,4 +1,4 @@
-"""The HTTP plumbing shared by the fake model servers (fake_gemini, fake_openai): a threaded
+"""The HTTP plumbing shared by the fake model servers (helpers_gemini, helpers_openai): a threaded
 stdlib server on 127.0.0.1 that hands every POST (path, lower-cased headers, parsed JSON body)
 to ``handle`` and sends the :class:`Reply` it returns."""
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from fake_server import FakeJSONServer, Reply
+from helpers_fake_server import FakeJSONServer, Reply
 
 
 @dataclass
