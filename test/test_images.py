@@ -111,9 +111,11 @@ def test_depth_encodings():
     assert np.isnan(d[[0, 0, 1, 1], [0, 2, 0, 2]]).all()  # NaN, 0, inf and negative: no reading
     with pytest.raises(ValueError, match="not a depth encoding"):
         im.decode_depth("rgb8", w, h, w * 3, bytes(w * h * 3))
-    # a depth image shown as colour: grey, near bright, none black
-    grey = im.decode_raw("16UC1", w, h, w * 2, mm.tobytes())
-    assert grey.shape == (h, w, 3) and grey[0, 0, 0] == 0 and grey[1, 1, 0] > grey[0, 2, 0] > 0
+    # a depth image is no colour image (as in cv_bridge); shown as grey it is near bright, none black
+    with pytest.raises(ValueError, match="'16UC1' is a depth image"):
+        im.decode_raw("16UC1", w, h, w * 2, mm.tobytes())
+    grey = im.depth_to_grey(im.decode_depth("16UC1", w, h, w * 2, mm.tobytes()))
+    assert grey.shape == (h, w) and grey[0, 0] == 0 and grey[1, 1] > grey[0, 2] > 0
 
 
 def test_depth_png_round_trip_is_lossless_at_one_millimetre():
@@ -177,7 +179,8 @@ def test_compressed_colour_and_the_one_jpeg_encoder():
     (("yuv420", 4, 2, 8, bytes(16)), "unknown encoding 'yuv420'"),
     (("rgb8", 4, 2, 12, bytes(10)), "truncated"),
     (("rgb8", 4, 2, 8, bytes(64)), "inconsistent"),
-    (("32FC1", 2, 2, 8, bytes(8)), "truncated"),
+    (("mono16", 2, 2, 4, bytes(6)), "truncated"),
+    (("32FC1", 2, 2, 8, bytes(16)), "depth image, not a colour one"),
 ])
 def test_bad_buffers_say_what_is_wrong(args, match):
     with pytest.raises(ValueError, match=match):

@@ -1,7 +1,7 @@
 """Real perception path on REAL frames: OpenEQA's HM3D demo walk (../shared/data, read in place;
 skipped where absent) turned into a bag, perceived through the openai backend by a fake
 OpenAI-compatible VLM server that answers hand-written labels for those frames
-(hm3d_walk_labels.py: what is visible, as a VLM would name it), built with and without a pose
+(helpers_hm3d_walk.py: what is visible, as a VLM would name it), built with and without a pose
 track. Asserts what a person checks: different doors stay different, the chairs around the dining
 table are counted apart (and the bedroom chair is not one of them), "where is the TV" shows the TV.
 """
@@ -15,10 +15,10 @@ import cv2
 import numpy as np
 import pytest
 
-import hm3d_walk_labels as L
-from fake_openai import FakeOpenAI, Reply
+import helpers_hm3d_walk as L
+from helpers_openai import FakeOpenAI, Reply
 from helpers import write_tour
-from shared_data import shared_data_dir
+from helpers_data import shared_data_dir
 from vlkng_ros.cli import main as cli_main
 from vlkng_ros.core.ask.engine import AskEngine
 from vlkng_ros.core.ask.types import AskRequest

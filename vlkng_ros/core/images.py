@@ -130,17 +130,18 @@ def _samples(encoding: str, width: int, height: int, step: int, data: bytes | np
 
 def decode_raw(encoding: str, width: int, height: int, step: int, data: bytes | np.ndarray,
                reduce: int = 1, is_bigendian: bool = False) -> np.ndarray:
-    """A sensor_msgs/Image buffer -> RGB uint8 HxWx3 (16-bit colour and mono16 scaled to 8 bits;
-    a depth encoding shown as grey, near bright)."""
+    """A sensor_msgs/Image buffer -> RGB uint8 HxWx3 (16-bit colour and mono16 scaled to 8 bits).
+    The depth encodings 16UC1 and 32FC1 are no colour image (as in cv_bridge): ValueError naming
+    them (``decode_depth`` reads them; ``depth_to_grey`` shows one)."""
+    if str(encoding).lower() in ("16uc1", "32fc1"):
+        raise ValueError(f"encoding {encoding!r} is a depth image, not a colour one")
     enc, img = _samples(encoding, width, height, step, data, is_bigendian)
     if enc in _YUV:
         rgb = cv2.cvtColor(np.ascontiguousarray(img), _YUV[enc])
     elif enc in _BAYER:
         rgb = cv2.cvtColor(np.ascontiguousarray(img[:, :, 0]), _BAYER[enc])
     else:
-        if enc in ("32fc1", "16uc1"):
-            img = depth_to_grey(depth_from_array(img[:, :, 0]))[:, :, None]
-        elif img.dtype == np.uint16:
+        if img.dtype == np.uint16:
             img = (img // 257).astype(np.uint8)
         if img.shape[2] == 1:
             rgb = cv2.cvtColor(np.ascontiguousarray(img[:, :, 0]), cv2.COLOR_GRAY2RGB)
