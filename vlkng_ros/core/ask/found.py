@@ -91,7 +91,10 @@ class FoundRule:
         if not pq.target:
             return False
         known = self.lexicon.names_a_thing(pq.target)
-        return known is not False
+        if known is None:  # a phrase the lexicon does not know: an activity when it starts with a verb
+            first = words(pq.target)[:1]
+            return not (first and len(self.lexicon.related_verbs(first[0])) > 1)
+        return known
 
     def match(self, phrase: str, labels: list[str], description: str = "") -> float:
         """How much ``labels`` name ``phrase``: 1.0 for a lexicon synonym or kind-of ("washbasin"
