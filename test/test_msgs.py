@@ -12,7 +12,7 @@ from sensor_msgs.msg import CompressedImage, Image
 from vlkng_msgs.srv import Ask
 
 from vlkng_ros import conversions as conv
-from vlkng_ros.core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame
+from vlkng_ros.core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame, TypedValue
 from vlkng_ros.core.model import ChunkGraph, ChunkObject, ChunkRelation, Keyframe, ObjectNode, Observation, Pose
 
 STAMP = 1_700_000_012_345_678_901
@@ -171,3 +171,20 @@ def test_ask_request_and_result_round_trip():
     assert back.evidence_relations[0].predicate == "on"
     assert back.timings_s["total"] == pytest.approx(0.02) and back.prompt_tokens == {"answer": 120}
     assert math.isclose(back.evidence_objects[0].score, 0.8, rel_tol=1e-6)
+    assert back.answer_type == "" and back.value.kind == "" and back.value.number is None and back.value.yes is None
+    assert resp.value_yes_no == -1 and math.isnan(resp.value_number)
+
+
+@pytest.mark.parametrize("kind, value", [
+    ("count", TypedValue("number", "6", number=6.0)),
+    ("existence", TypedValue("yes_no", "no", yes=False)),
+    ("when", TypedValue("time", str(STAMP), stamp_ns=STAMP)),
+    ("route", TypedValue("direction", "hallway, bedroom", places=["hallway", "bedroom"], direction="left")),
+])
+def test_typed_answer_survives_the_service(kind, value):
+    result = AskResult(True, "ok", "answer text", found=True, answer_type=kind, value=value,
+                       evidence_image="/tmp/evidence.jpg")
+    resp = conv.ask_result_to_msg(result, Ask.Response())
+    assert resp.answer_type == kind and resp.value_text == value.text
+    back = conv.ask_result_from_msg(resp)
+    assert back.answer_type == kind and back.value == value and back.evidence_image == "/tmp/evidence.jpg"

@@ -12,6 +12,7 @@ from vlkng_ros.eval.sim import generate_tour
 from vlkng_ros.core.tour import Tour
 
 TYPES = {"object_search", "scene_description", "spatial_relation", "action_place", "temporal"}
+OPEN_TYPES = {"count", "room", "existence", "attribute", "when", "route"}  # tour-format v2, open answers
 
 
 @pytest.fixture(scope="module")
@@ -119,19 +120,35 @@ def test_world_has_repeated_classes_and_lookalikes(tour):
 
 def test_questions_cover_every_type_with_valid_ground_truth(tour, frames):
     qs = tour.questions
-    assert {q["type"] for q in qs} == TYPES
+    assert TYPES <= {q["type"] for q in qs} <= TYPES | OPEN_TYPES
+    assert len({q["type"] for q in qs} & OPEN_TYPES) >= 4
     stamps = [f.stamp_ns for f in frames]
     stamp_set = set(stamps)
     world = {o["gt_track"]: o for o in tour.world["objects"]}
     assert len({q["id"] for q in qs}) == len(qs)
     for q in qs:
+        if q.get("expect_found") is False:  # a thing never seen: no frames, no goal, answer "no"
+            assert q["type"] == "existence" and q["frames"] == [] and "goal_xy" not in q and q["answer"] == "no"
+            continue
         assert q["frames"], q
         for a, b in q["frames"]:
             assert stamps[0] <= a <= b <= stamps[-1] and a in stamp_set and b in stamp_set
             shown = [s for s in stamps if a <= s <= b]
+            if q["type"] == "route":  # the frames show the destination: the last place passed
+                assert all(tour.annotations[s]["place"] == q["answer"].split(", ")[-1] for s in shown), q
+                continue
             # the answer is visible in every frame of the interval
             assert all(set(q["targets"]) & {o["gt_track"] for o in tour.annotations[s]["objects"]} for s in shown), q
-        if q["options"] is not None:
+        if q["type"] in OPEN_TYPES:
+            assert q["options"] is None and isinstance(q["answer"], str) and q["answer"] in q["answers"]
+            if q["type"] == "count":
+                assert int(q["answer"]) == len(q["targets"]) >= 1
+            if q["type"] == "when":
+                assert any(a <= int(q["answer"]) <= b for a, b in q["frames"])
+            if q["type"] == "room":  # the room most frames showing it were taken in
+                places = [tour.annotations[s]["place"] for a, b in q["frames"] for s in stamps if a <= s <= b]
+                assert q["answer"] == max(set(places), key=places.count)
+        elif q["options"] is not None:
             letters = [o.split(".", 1)[0] for o in q["options"]]
             assert 2 <= len(letters) <= 4 and letters == list("ABCD"[: len(letters)])
             assert q["answer"] in letters

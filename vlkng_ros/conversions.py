@@ -14,6 +14,7 @@ paths in core/images.py and core/depth.py do the same job from the messages' doc
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, Iterable
 
 import numpy as np
@@ -27,7 +28,7 @@ from vlkng_msgs.msg import ObjectBox as ObjectBoxMsg
 from vlkng_msgs.msg import RankedFrame as RankedFrameMsg
 from vlkng_msgs.msg import Relation as RelationMsg
 
-from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame
+from .core.ask.types import AskRequest, AskResult, EvidenceObject, EvidenceRelation, RankedFrame, TypedValue
 from .core.depth import cloud_xyz
 from .core.images import (decode_compressed, decode_compressed_depth, decode_depth, decode_raw,
                           depth_from_array, is_compressed_depth)
@@ -406,6 +407,16 @@ def ask_result_to_msg(result: AskResult, response: Any) -> Any:
     response.token_stages = list(result.prompt_tokens)
     response.token_counts = [int(v) for v in result.prompt_tokens.values()]
     response.resolved_mode = result.mode
+    value = result.value
+    response.answer_type = result.answer_type
+    response.value_kind = value.kind
+    response.value_text = value.text
+    response.value_number = float(value.number) if value.number is not None else math.nan
+    response.value_yes_no = -1 if value.yes is None else int(bool(value.yes))
+    response.value_time = time_from_ns(value.stamp_ns or 0)
+    response.value_places = list(value.places)
+    response.value_direction = value.direction
+    response.evidence_image_path = result.evidence_image
     return response
 
 
@@ -426,7 +437,13 @@ def ask_result_from_msg(response: Any) -> AskResult:
                      evidence_objects=evidence, evidence_relations=relations,
                      timings_s=dict(zip(response.timing_stages, response.timing_seconds)),
                      prompt_tokens=dict(zip(response.token_stages, response.token_counts)),
-                     mode=response.resolved_mode)
+                     mode=response.resolved_mode, answer_type=response.answer_type,
+                     value=TypedValue(response.value_kind, response.value_text,
+                                      None if math.isnan(response.value_number) else float(response.value_number),
+                                      None if response.value_yes_no < 0 else bool(response.value_yes_no),
+                                      ns_from_time(response.value_time) if response.value_kind == "time" else None,
+                                      list(response.value_places), response.value_direction),
+                     evidence_image=response.evidence_image_path)
 
 
 # --- operator tools: RViz markers, GetFrame, the Ask action ---------------------------------

@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger("vlkng.ask").info("memory opened and warmed up in %.1f s", time.perf_counter() - t0)
         res = engine.ask(AskRequest(args.question, list(args.options), args.k or 0, args.mode))
         d = result_payload(memory, res, with_paths=True)
+        if args.show and res.success:  # the rendered evidence (keyframes with boxes beside a map)
+            from ..core.ask.evidence_image import compose_for_result
+
+            d["evidence_image"] = compose_for_result(memory, res) or ""
         shown = _show(memory, d, Path(args.show)) if args.show and res.success else []
     if args.json:
         d["shown"] = [str(p) for p in shown]
@@ -82,8 +86,9 @@ def _show(memory, d: dict, folder) -> list:
 def _print(d: dict, shown: list) -> None:
     print(f"answer: {d['answer']}" + (f"  [choice {d['choice']}]" if d["choice"] else ""))
     if d.get("answer_type"):
-        values = {k: v for k, v in d.items() if k.startswith("value") and v not in (None, "", [], {})}
-        print(f"type:   {d['answer_type']}" + (f" {next(iter(values.values()))}" if values else ""))
+        v = d.get("value") or {}
+        extra = (f", {v['direction']}" if v.get("direction") else "")
+        print(f"type:   {d['answer_type']}" + (f": {v.get('kind')} {v.get('text')!r}{extra}" if v.get("kind") else ""))
     if d["target_name"]:
         print(f"about:  {d['target_name']}")
     if d["message"] != "ok":

@@ -13,7 +13,9 @@ Interval = Sequence[int]
 GOAL_SUCCESS_M = 1.5
 METRIC_K = 5  # the metrics go to @5, so an evaluation asks for 5 frames whatever ask.top_k is
 METRIC_KEYS = ["retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5",
-               "mrr@5", "answer_accuracy", "goal_success", "goal_error_m"]
+               "mrr@5", "answer_accuracy", "goal_success", "goal_error_m", "open_answer_accuracy",
+               "false_found_rate"]
+NUMERIC_TYPES = {"count", "duration"}
 
 
 def is_relevant(stamp: int, intervals: Iterable[Interval]) -> bool:
@@ -54,16 +56,45 @@ def goal_error(goal_xy: Sequence[float] | None, truth_xy: Sequence[float] | None
     return math.hypot(goal_xy[0] - truth_xy[0], goal_xy[1] - truth_xy[1])
 
 
+def open_answer_correct(q: dict[str, Any], value: str) -> float | None:
+    """v2 open answers: 1.0/0.0, or None when the question has no open answer. A `when` answer
+    (a stamp) is right when it lies in the question's frames; numbers match numerically."""
+    from .answer_match import matches, references
+
+    if isinstance(q.get("options"), list):
+        return None
+    refs = references(q)
+    if not refs:
+        return None
+    if q.get("type") == "when":
+        try:
+            return 1.0 if is_relevant(int(str(value).strip()), q.get("frames") or []) else 0.0
+        except ValueError:
+            return 0.0
+    return 1.0 if matches(value, refs, numeric=q.get("type") in NUMERIC_TYPES) else 0.0
+
+
 def score_question(q: dict[str, Any], frames: Sequence[int], choice: str, goal_xy: Sequence[float] | None,
-                   keyframe_stamps: Sequence[int]) -> dict[str, float | None]:
-    """Per-question metrics; None where a metric does not apply (no options / no goal_xy)."""
+                   keyframe_stamps: Sequence[int], value: str | None = None,
+                   found: bool | None = None) -> dict[str, float | None]:
+    """Per-question metrics; None where a metric does not apply (no options / no goal_xy / no
+    open answer / not a question about something never seen). ``value``: the reply's typed
+    value in canonical form; ``found``: whether the reply said it found the thing."""
     iv = q.get("frames") or []
     out: dict[str, float | None] = {
         "retrieval_acc@1": acc_at_k(frames, iv, 1), "retrieval_acc@3": acc_at_k(frames, iv, 3),
         "retrieval_acc@5": acc_at_k(frames, iv, 5), "precision@5": precision_at_k(frames, iv, 5),
         "recall@5": recall_at_k(frames, iv, 5, keyframe_stamps), "mrr@5": mrr_at_k(frames, iv, 5),
         "answer_accuracy": None, "goal_success": None, "goal_error_m": None,
+        "open_answer_accuracy": None, "false_found_rate": None,
     }
+    if value is not None:
+        out["open_answer_accuracy"] = open_answer_correct(q, value)
+    if q.get("expect_found") is False and found is not None:
+        # found, or given a goal, for something never seen
+        out["false_found_rate"] = 1.0 if (found or goal_xy is not None) else 0.0
+        for key in ("retrieval_acc@1", "retrieval_acc@3", "retrieval_acc@5", "precision@5", "recall@5", "mrr@5"):
+            out[key] = None  # nothing to retrieve
     if isinstance(q.get("options"), list) and q.get("answer"):
         out["answer_accuracy"] = 1.0 if (choice or "").upper() == str(q["answer"]).upper() else 0.0
     err = goal_error(goal_xy, q.get("goal_xy"))

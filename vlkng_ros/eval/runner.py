@@ -15,15 +15,53 @@ from typing import Any
 BASELINES = {"F": "full", "CwGR": "cwgr", "lexical": "lexical", "GR": "gr"}
 
 
-def load_questions(tour_dir: Path) -> list[dict[str, Any]]:
+QUESTION_TYPES = {"object_search", "scene_description", "spatial_relation", "action_place", "temporal",
+                  "count", "room", "existence", "attribute", "when", "route"}  # tour-format v2
+
+
+def validate_question(q: Any) -> str:
+    """Why a questions.json entry cannot be scored ("" when it can)."""
+    if not isinstance(q, dict):
+        return "not an object"
+    if not isinstance(q.get("question"), str) or not q["question"].strip():
+        return "no question text"
+    if q.get("type") not in QUESTION_TYPES:
+        return f"unknown type {q.get('type')!r}"
+    frames = q.get("frames", [])
+    if not isinstance(frames, list) or not all(isinstance(f, list) and len(f) == 2 for f in frames):
+        return "frames must be a list of [start_ns, end_ns]"
+    if isinstance(q.get("options"), list) and not q.get("answer"):
+        return "multiple choice without an answer letter"
+    return ""
+
+
+def load_questions(tour_dir: Path, rejected: list[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """The tour's questions that can be scored, validated once; the others go to ``rejected``
+    as (id, why). No usable question at all is an error (nothing would be scored)."""
     path = tour_dir / "questions.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: eval needs the tour's benchmark questions")
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
     qs = doc.get("questions") if isinstance(doc, dict) else None
     if not isinstance(qs, list):
-        raise ValueError(f"{path}: expected {{'questions': [...]}}")
-    return [q for q in qs if isinstance(q, dict) and q.get("question")]
+        raise ValueError(f"{path}: expected {{'questions': [...]}} (an OpenEQA .json or NaVQA .csv is given "
+                         "to 'vlkng eval FILE --memory DIR' directly)")
+    accepted, rejects = [], []
+    for i, q in enumerate(qs):
+        why = validate_question(q)
+        if why:
+            rejects.append((str(q.get("id", f"#{i}")) if isinstance(q, dict) else f"#{i}", why))
+        else:
+            accepted.append(q)
+    if rejected is not None:
+        rejected.extend(rejects)
+    if not accepted:
+        raise ValueError(f"{path}: no question can be scored ({len(rejects)} rejected, e.g. "
+                         + "; ".join(f"{i}: {w}" for i, w in rejects[:3]) + ")")
+    return accepted
 
 
 def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list[int], mode: str,
@@ -39,10 +77,11 @@ def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list
         latency = time.perf_counter() - t0
         stamps = [f.stamp_ns for f in res.frames]
         goal = [round(res.goal.x, 3), round(res.goal.y, 3)] if res.goal else None
-        rows.append(score_question(q, stamps, res.choice, goal, keyframe_stamps))
+        rows.append(score_question(q, stamps, res.choice, goal, keyframe_stamps, res.value.text, res.found))
         types.append(str(q.get("type", "unknown")))
         answers.append({"id": q.get("id"), "type": types[-1], "frames": stamps, "choice": res.choice,
                         "goal_xy": goal, "answer": res.answer, "found": res.found,
+                        "answer_type": res.answer_type, "value": res.value.text,
                         "latency_s": round(latency, 4), "retrieve_s": round(res.timings_s.get("retrieve", 0.0), 4),
                         "prompt_tokens": res.prompt_tokens.get("answer", 0),
                         "full_graph_tokens": res.prompt_tokens.get("full_graph"), "message": res.message})
@@ -65,13 +104,17 @@ def evaluate_tour(tour_dir: Path, cfg: Any, mem_dir: Path, baselines: bool = Tru
 
     if not tour_dir.is_dir():
         raise FileNotFoundError(f"tour folder {tour_dir} does not exist")
-    questions = load_questions(tour_dir)
+    if not (tour_dir / "bag").is_dir():
+        raise FileNotFoundError(f"{tour_dir} has no bag/ folder: not a tour (nothing was built or scored)")
+    rejected: list[tuple[str, str]] = []
+    questions = load_questions(tour_dir, rejected)
     with Memory.open(mem_dir, cfg) as memory:
         build = build_tour(tour_dir, memory, cfg, progress=progress)
         stamps = [kf.stamp_ns for kf in memory.graph.keyframes(build.tour_id)]
         engine = AskEngine(memory, cfg, make_llm(cfg.llm))
         result = evaluate(engine, questions, stamps, cfg.ask.mode)
         result.update({"tour": build.tour_id, "mode": cfg.ask.mode, "memory": str(mem_dir),
+                       "rejected": [{"id": i, "why": w} for i, w in rejected],
                        "noise": cfg.perception.noise, "keyframes": len(stamps),
                        "objects": memory.graph.count_objects(), "baselines": {}})
         if baselines:

@@ -24,7 +24,9 @@ from .found import FoundRule, decide_found
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
-from .types import AskRequest, AskResult, RankedFrame, resolve_top_k
+from .typed import answer_typed, place_of_object
+from .typed_parse import classify
+from .types import CHOICE, OBJECT, AskRequest, AskResult, RankedFrame, TypedValue, resolve_top_k
 
 log = logging.getLogger("vlkng.ask")
 MODES = ("ger", "gr", "full", "cwgr", "lexical")
@@ -85,19 +87,35 @@ class AskEngine:
             return AskResult(False, f"unknown mode {mode!r}; use one of {', '.join(MODES)}", mode=mode)
         top_k = resolve_top_k(req.top_k, self.cfg.ask.top_k)
         try:
-            return self._ask(question, parse_options(req.options), top_k, mode, on_stage or (lambda _s: None))
+            options = parse_options(req.options)
+            stage = on_stage or (lambda _s: None)
+            if not options:  # multiple choice stays multiple choice, whatever the question's type
+                tq = classify(question, self._tours.known_places())
+                if tq.kind:
+                    return answer_typed(self, tq, question, top_k, mode, stage)
+            result, sub = self.search(question, options, top_k, mode, stage=stage)
+            if options:
+                result.answer_type, result.value = CHOICE, TypedValue("choice", result.choice)
+            elif result.found and result.target_object_id in sub.objects:
+                place = place_of_object(self, sub.objects[result.target_object_id])
+                result.answer_type, result.value = OBJECT, TypedValue("place" if place else "", place)
+            return result
         except LLMError as e:  # pragma: no cover - every LLM call below is caught
             return AskResult(False, f"LLM failed: {e}", mode=mode)
 
-    def _ask(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str,
-             stage: Callable[[str], None]) -> AskResult:
+    def search(self, question: str, options: list[tuple[str, str]], top_k: int, mode: str,
+               use_llm: bool = True, stage: Callable[[str], None] = lambda _s: None) -> tuple[AskResult, Subgraph]:
+        """The object search behind every answer: (result, the evidence subgraph it came from).
+        ``use_llm=False`` keeps the model out of it (questions the graph answers alone);
+        ``stage`` hears "understanding", "retrieving", "answering" as each starts."""
         timings: dict[str, float] = {}
         tokens: dict[str, int] = {}
         notes: list[str] = []
         stage("understanding")
         t0 = time.perf_counter()
         usage = LLMUsage()
-        pq, note = decompose(question, self.llm, usage)
+        llm = self.llm if use_llm else None
+        pq, note = decompose(question, llm, usage)
         if note:
             notes.append(note)
         tokens["decompose"] = usage.prompt_tokens
@@ -143,11 +161,11 @@ class AskEngine:
         prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
         tokens["answer"] = len(prompt) // 4
         answer = self._offline_answer(pq, sub, target_id, found)
-        if self.llm is not None:
+        if llm is not None:
             a_usage = LLMUsage()
             try:
                 cand = {f.stamp_ns: f for f in scored}
-                answer, choice, llm_frames, llm_target, note = llm_answer(self.llm, prompt, options, cand, sub, a_usage)
+                answer, choice, llm_frames, llm_target, note = llm_answer(llm, prompt, options, cand, sub, a_usage)
                 scored = llm_frames + [f for f in scored if f.stamp_ns not in {g.stamp_ns for g in llm_frames}]
                 target_id = llm_target or target_id
                 found = found or bool(llm_frames)
@@ -169,7 +187,7 @@ class AskEngine:
         return AskResult(True, "; ".join(notes) or "ok", answer=answer, choice=choice if options else "",
                          found=found, frames=frames, goal=goal, goal_source=goal_source,
                          target_object_id=target_id if found else "", evidence_objects=objs,
-                         evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode)
+                         evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode), sub
 
     # ------------------------------------------------------------------------------------------
     def _retrieve(self, pq: ParsedQuery, mode: str) -> tuple[Subgraph, int | None]:

@@ -411,6 +411,10 @@ class TourIndex:
             return None
         return sum(1 for p in known if p.lower() == place) / len(known)
 
+    def known_places(self) -> set[str]:
+        """Every kind of place a keyframe of any tour was given (lower case)."""
+        return {p.lower() for tour in self.memory.graph.tours() for p in self.frames(tour)[1] if p}
+
     def departures(self, place: str) -> list[tuple[str, int, int]]:
         """(tour, stamp of the last frame in ``place``, stamp of the first frame after it) each
         time the robot left that kind of place, in time order."""

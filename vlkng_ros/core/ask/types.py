@@ -54,6 +54,26 @@ class EvidenceRelation:
     stamps: list[int] = field(default_factory=list)
 
 
+# answer types (AskResult.answer_type): the typed ones (core/ask/typed_parse.py) and
+OBJECT = "object"  # an object search that found its object (value: the object's place)
+CHOICE = "choice"  # multiple choice (value: the option letter)
+
+
+@dataclass
+class TypedValue:
+    """The answer as a value, beside the text. ``text`` is its canonical form, as tour-format v2
+    writes answers ("6", "yes", "bedroom", "grey", "<stamp_ns>", "hallway, bedroom"); the field
+    matching ``kind`` holds it typed. Empty ``kind``: no value (not seen, or cannot tell)."""
+
+    kind: str = ""  # number | yes_no | place | attribute | time | duration | direction | choice
+    text: str = ""
+    number: float | None = None  # count, or duration in minutes
+    yes: bool | None = None
+    stamp_ns: int | None = None  # time: when it happened
+    places: list[str] = field(default_factory=list)  # route: the places passed, in order
+    direction: str = ""  # route: straight | left | right | back (first turn from the start)
+
+
 @dataclass
 class AskResult:
     success: bool  # False: bad request or internal error (see message); no frames then
@@ -70,6 +90,9 @@ class AskResult:
     timings_s: dict[str, float] = field(default_factory=dict)  # per stage
     prompt_tokens: dict[str, int] = field(default_factory=dict)  # per stage, chars/4
     mode: str = ""
+    answer_type: str = ""  # count|room|existence|attribute|when|duration|route|object|choice|"" (nothing)
+    value: TypedValue = field(default_factory=TypedValue)
+    evidence_image: str = ""  # path of the rendered evidence image, when one was written
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,9 +18,17 @@ import numpy as np
 from vlkng_ros.eval.sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, CLASSES, COLORS
 from vlkng_ros.eval.sim.world import SimObject, World
 
-TYPES = ["object_search", "scene_description", "spatial_relation", "action_place", "temporal"]
-SHARE = {"object_search": 0.28, "scene_description": 0.2, "spatial_relation": 0.2,
-         "action_place": 0.14, "temporal": 0.18}
+TYPES = ["object_search", "scene_description", "spatial_relation", "action_place", "temporal",
+         "count", "room", "existence", "attribute", "when", "route"]
+V1_TYPES = TYPES[:5]
+SHARE = {"object_search": 0.17, "scene_description": 0.1, "spatial_relation": 0.1,
+         "action_place": 0.08, "temporal": 0.1, "count": 0.09, "room": 0.08, "existence": 0.1,
+         "attribute": 0.07, "when": 0.06, "route": 0.05}
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+MATERIAL_FORMS = {"wood": ["wood", "wooden"], "metal": ["metal", "metallic", "steel"], "glass": ["glass"],
+                  "plastic": ["plastic"], "fabric": ["fabric", "cloth"], "ceramic": ["ceramic", "porcelain"],
+                  "leather": ["leather"], "stone": ["stone"], "paper": ["paper"]}
+COLOR_FORMS = {"gray": ["gray", "grey"], "navy": ["navy", "navy blue", "dark blue"], "silver": ["silver", "grey", "gray"]}
 MATERIALS = ["wood", "metal", "glass", "plastic", "fabric", "ceramic", "leather", "stone", "paper"]
 LETTERS = "ABCD"
 VISIT_GAP_S = 2.0  # visibility gaps up to this long do not end a sighting (first-sighting questions)
@@ -296,13 +304,171 @@ class _Asker:
         return out
 
 
+class _AskerV2(_Asker):
+    """Open-answer question types of tour-format v2, each phrased several ways."""
+
+    def plural(self, label: str) -> str:
+        w = self.word(label)
+        if w.endswith(("s", "sh", "ch", "x")):
+            return w + "es"
+        if w.endswith("y") and w[-2:-1] not in "aeiou":
+            return w[:-1] + "ies"
+        return w + "s"
+
+    def open_q(self, qtype: str, text: str, frames_idx: list[int], targets: list[str], answers: list[str],
+               goal: bool = False) -> dict[str, Any] | None:
+        q = self.question(qtype, text, frames_idx, targets, None, goal)
+        if q is not None:
+            q["answer"], q["answers"] = answers[0], list(dict.fromkeys(answers))
+        return q
+
+    def majority_place(self, track: str) -> str | None:
+        places = [self.places[k] for k in self.vis[track] if self.places[k]]
+        return max(sorted(set(places)), key=places.count) if places else None
+
+    def count(self) -> list[dict[str, Any]]:
+        out = []
+        by_label: dict[str, list[str]] = defaultdict(list)
+        for t in self.seen:
+            by_label[self.objs[t].label].append(t)
+        for label, tracks in by_label.items():
+            if not all(t in self.good for t in tracks):
+                continue  # a glimpse may or may not count: no ground truth a person would agree on
+            n = len(tracks)
+            text = self.pick(["How many {} did you see?", "How many {} were there in total?",
+                              "Count the {} you passed: how many?", "How many {} are in this home?"]).format(self.plural(label))
+            idx = sorted({k for t in tracks for k in self.vis[t]})
+            out.append(self.open_q("count", text, idx, tracks, [str(n), NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)]))
+        # scoped: "how many books on the shelf" (what stands on it), "how many chairs around the
+        # table" (the chairs set at it: same room, within a metre of its edge)
+        around: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for o in self.world.objects:
+            if o.support and o.gt_track in self.seen and o.support in self.seen:
+                around[(o.support, o.support_rel or "on")].append(o.gt_track)
+        for anchor in [o for o in self.world.objects if o.label in ("table", "desk") and o.gt_track in self.seen]:
+            for o in self.world.objects:
+                if o.label == "chair" and o.room == anchor.room and o.gt_track in self.seen and \
+                        abs(o.x - anchor.x) <= anchor.hx + 1.0 and abs(o.y - anchor.y) <= anchor.hy + 1.0:
+                    around[(anchor.gt_track, "around")].append(o.gt_track)
+        for (sup, rel), tracks in around.items():
+            labels = {self.objs[t].label for t in tracks}
+            if len(labels) != 1 or not all(t in self.good for t in tracks):
+                continue
+            label = labels.pop()
+            n = len(tracks)
+            sn = self.name(sup)
+            if not sn:
+                continue
+            text = self.pick(["How many {} are {} the {}?", "How many {} did you see {} the {}?"]).format(
+                self.plural(label), rel, sn)
+            out.append(self.open_q("count", text, sorted({k for t in tracks for k in self.vis[t]}), tracks,
+                                   [str(n), NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)]))
+        return out
+
+    def room(self) -> list[dict[str, Any]]:
+        out = []
+        for t in self.good:
+            place = self.majority_place(t)
+            if not place or place != self.world.rooms[self.objs[t].room].kind:
+                continue  # seen mostly through a door: the room it is in is not what the frames show
+            n = self.name(t)
+            if not n or " in the " in n:
+                continue
+            text = self.pick(["In which room did you see the {}?", "Which room is the {} in?",
+                              "What room was the {} in?", "In which room is the {}?"]).format(n)
+            out.append(self.open_q("room", text, self.vis[t], [t], [place], goal=True))
+        return out
+
+    def existence(self) -> list[dict[str, Any]]:
+        out = []
+        phr = ["Did you see {a} {w}?", "Is there {a} {w} anywhere?", "Have you seen {a} {w}?",
+               "Was there {a} {w} in the house?"]
+        for t in self.good:
+            w = self.word(self.objs[t].label)
+            out.append(self.open_q("existence", self.pick(phr).format(a=_article(w), w=w), self.vis[t], [t], ["yes"]))
+        present = {o.label for o in self.world.objects}
+        absent = [c for c in sorted(CLASSES) if c not in present]
+        for label in [absent[int(i)] for i in self.rng.permutation(len(absent))[:4]]:
+            w = self.word(label)
+            q = {"id": "", "type": "existence", "question": self.pick(phr).format(a=_article(w), w=w),
+                 "options": None, "answer": "no", "answers": ["no"], "frames": [], "targets": [],
+                 "expect_found": False}
+            out.append(q)
+        return out
+
+    def attribute(self) -> list[dict[str, Any]]:
+        out = []
+        for t in self.good:
+            o = self.objs[t]
+            n = self.name(t, allow_color=False)
+            if n:
+                text = self.pick(["What colour was the {}?", "What color is the {}?", "Which colour did the {} have?"]).format(n)
+                out.append(self.open_q("attribute", text, self.vis[t], [t], COLOR_FORMS.get(o.color, [o.color])))
+            n = self.name(t, allow_material=False)
+            if n and o.material in MATERIAL_FORMS and self.rng.random() < 0.6:
+                text = self.pick(["What was the {} made of?", "What material is the {}?"]).format(n)
+                out.append(self.open_q("attribute", text, self.vis[t], [t], MATERIAL_FORMS[o.material]))
+        return out
+
+    def when(self) -> list[dict[str, Any]]:
+        out = []
+        for t in self.good:
+            n = self.name(t)
+            if not n:
+                continue
+            if self.rng.random() < 0.5:
+                idx = self.first_visit(t)
+                text = self.pick(["When did you first see the {}?", "When did I first pass the {}?"]).format(n)
+                answer = self.stamps[idx[0]]
+            else:
+                rev = sorted(self.vis[t])[::-1]
+                end = 0
+                while end + 1 < len(rev) and rev[end] - rev[end + 1] <= 1 + VISIT_GAP_S * self.fps:
+                    end += 1
+                idx = rev[:end + 1][::-1]
+                text = self.pick(["When did you last see the {}?", "When did I last see the {}?"]).format(n)
+                answer = self.stamps[idx[-1]]
+            out.append(self.open_q("when", text, idx, [t], [str(answer)]))
+        return out
+
+    def route(self) -> list[dict[str, Any]]:
+        out = []
+        kinds = [r.kind for r in self.world.rooms]
+        unique = {k for k in kinds if kinds.count(k) == 1}
+        runs: list[tuple[str, int, int]] = []  # (place, first frame, last frame)
+        for k, p in enumerate(self.places):
+            if not p:
+                continue
+            if runs and runs[-1][0] == p:
+                runs[-1] = (p, runs[-1][1], k)
+            else:
+                runs.append((p, k, k))
+        pairs: dict[tuple[str, str], list[str]] = {}
+        for i, (a, _, a_end) in enumerate(runs):
+            if a not in unique:
+                continue
+            passed: list[str] = []
+            for b, b_start, b_end in runs[i + 1:]:
+                if b == a:
+                    break
+                if not passed or passed[-1] != b:
+                    passed.append(b)
+                if b in unique and b != "hallway" and (a, b) not in pairs:
+                    pairs[(a, b)] = list(passed)
+                    out.append(self.open_q("route", self.pick([
+                        "From the {a}, which way to the {b}?", "How do I get from the {a} to the {b}?",
+                        "Which way is the {b} from the {a}?"]).format(a=a, b=b),
+                        list(range(b_start, b_end + 1)), [], [", ".join(passed)]))
+        return out
+
+
 def make_questions(world: World, frames: list[dict[str, Any]], seed: int, fps: float,
                    minutes: float) -> list[dict[str, Any]]:
-    """Questions of every type, about ``32 * sqrt(minutes / 3)`` of them, spread over the types."""
+    """Questions of every type, about ``48 * sqrt(minutes / 3)`` of them, spread over the types."""
     rng = np.random.default_rng([int(seed), 0x0A5C])
-    asker = _Asker(world, frames, rng, fps)
+    asker = _AskerV2(world, frames, rng, fps)
     pools = {t: [q for q in getattr(asker, t)() if q is not None] for t in TYPES}
-    target = max(len(TYPES), int(round(32 * math.sqrt(max(minutes, 0.05) / 3.0))))
+    target = max(len(TYPES), int(round(48 * math.sqrt(max(minutes, 0.05) / 3.0))))
     chosen: dict[str, list[dict[str, Any]]] = {}
     for t in TYPES:  # one per target object and type first, then repeats
         pool = [pools[t][int(i)] for i in rng.permutation(len(pools[t]))]
@@ -312,10 +478,14 @@ def make_questions(world: World, frames: list[dict[str, Any]], seed: int, fps: f
             if q["question"] in seen_text:
                 continue
             seen_text.add(q["question"])
-            key = tuple(q["targets"])
+            key = tuple(q["targets"]) or (q["question"],)  # never-seen things: one each
             (rest if key in used else firsts).append(q)
             used.add(key)
         chosen[t] = firsts + rest
+    # existence: questions about things never seen take turns with the ones about things seen
+    yes = [q for q in chosen["existence"] if q.get("expect_found", True)]
+    no = [q for q in chosen["existence"] if not q.get("expect_found", True)]
+    chosen["existence"] = [q for pair in zip(yes, no) for q in pair] + yes[len(no):] + no[len(yes):]
     quota = {t: min(len(chosen[t]), max(1, int(round(target * SHARE[t])))) for t in TYPES}
     spare = target - sum(quota.values())
     while spare > 0:
@@ -329,7 +499,7 @@ def make_questions(world: World, frames: list[dict[str, Any]], seed: int, fps: f
             break
     out: list[dict[str, Any]] = []
     for t in TYPES:
-        out += sorted(chosen[t][: quota[t]], key=lambda q: (q["frames"][0][0], q["question"]))
+        out += sorted(chosen[t][: quota[t]], key=lambda q: (q["frames"][0][0] if q["frames"] else 0, q["question"]))
     for i, q in enumerate(out, 1):
         q["id"] = f"q{i}"
     return out

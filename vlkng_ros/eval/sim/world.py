@@ -20,7 +20,12 @@ DOOR_WIDTH = 0.95
 GRID_RES = 0.05  # metres per cell of the room / occupancy grids
 ROBOT_RADIUS = 0.35
 SURFACE_HEIGHT = {"sofa": 0.45, "bed": 0.55}  # where things rest, when not the top of the box
-DUPLICATE_LOOK = ("plant",)  # later instances look exactly like the first (association is not trivial)
+DUPLICATE_LOOK = ("plant",)
+# Variety between worlds (so that nothing tuned on one world fits by accident): every class gets a
+# per-world size scale, a table gets 2-6 chairs, and some small things come in ones to threes.
+SIZE_SCALE = (0.8, 1.25)
+SATELLITES = {"chair": (2, 6)}  # "with:<anchor>" furniture: how many of them, per anchor
+MULTIPLES = {"mug": 3, "book": 3, "cushion": 3, "pillow": 2, "towel": 2, "plant": 2, "apple": 3}  # later instances look exactly like the first (association is not trivial)
 
 
 @dataclass
@@ -240,12 +245,14 @@ class _Placer:
         self.counts: dict[str, int] = {}
         self.first_look: dict[str, tuple[str, str]] = {}
         self.used_colors: dict[str, set[str]] = {}
+        self.scales: dict[str, float] = {}
 
     def new_object(self, label: str, room: int, x: float, y: float, z: float, along_x: bool,
                    look: tuple[str, str] | None = None, support: SimObject | None = None,
                    support_rel: str | None = None) -> SimObject:
         cls = CLASSES[label]
-        w, d, h = cls.size
+        scale = self.scales.setdefault(label, float(self.rng.uniform(*SIZE_SCALE)))
+        w, d, h = (v * scale for v in cls.size)
         if look is None:
             look = self.pick_look(label)
         color, material = look
@@ -404,6 +411,21 @@ class _Placer:
         return None
 
 
+def _varied_furniture(spec: list[tuple[str, str]], rng: np.random.Generator) -> list[tuple[str, str]]:
+    """The room's furniture list with its satellites (chairs at a table) repeated 2-6 times."""
+    out: list[tuple[str, str]] = []
+    done: set[tuple[str, str]] = set()
+    for label, where in spec:
+        if where.startswith("with:") and label in SATELLITES:
+            if (label, where) not in done:
+                lo, hi = SATELLITES[label]
+                out += [(label, where)] * int(rng.integers(lo, hi + 1))
+                done.add((label, where))
+        else:
+            out.append((label, where))
+    return out
+
+
 def build_world(seed: int) -> World:
     """The base world of ``seed``: same seed, same world."""
     rng = np.random.default_rng([int(seed), 0x5EED])
@@ -412,7 +434,7 @@ def build_world(seed: int) -> World:
     for room in rooms:
         anchors: dict[str, SimObject] = {}
         set_look: dict[str, tuple[str, str]] = {}
-        for label, where in ROOM_FURNITURE[room.kind]:
+        for label, where in _varied_furniture(ROOM_FURNITURE[room.kind], rng):
             if where == "wall":
                 obj = placer.place_wall(label, room)
             elif where == "center":
@@ -430,7 +452,8 @@ def build_world(seed: int) -> World:
     for room in rooms:
         for label, placement in ROOM_SMALL[room.kind]:
             keep = label in DUPLICATE_LOOK or rng.random() < 0.85
-            if keep:
+            copies = int(rng.integers(1, MULTIPLES.get(label, 1) + 1)) if keep else 0
+            for _ in range(copies):
                 placer.place_small(label, room, placement)
     # drop containers' contents whose container was not placed, keep ids stable
     objects = placer.objects
