@@ -34,9 +34,9 @@ MAX_COUNTED_SHOWN = 12
 
 
 def seen(res: AskResult) -> bool:
-    """Was the thing seen? The engine's found decision (its relevance floor). SWAP POINT: when
-    rel's found/relevance decision function lands in main, the engine's ``found`` is that
-    decision, and every typed answer (existence above all) follows it through this one call."""
+    """Was the thing seen? The engine's found decision (rel's ``found.decide_found`` inside
+    ``AskEngine.search``): every typed answer, existence above all, follows that one decision
+    through this one call, never a second threshold."""
     return bool(res.found and res.target_object_id)
 
 
