@@ -435,7 +435,8 @@ def _duration(engine: "AskEngine", tq: TypedQuestion, top_k: int, mode: str) -> 
     minutes = round(total_s / 60.0, 2)
     res.found = True
     res.value = TypedValue("duration", f"{minutes:g}", number=minutes)
-    res.frames = [RankedFrame(k.tour_id, k.stamp_ns, 1.0, k.pose, []) for a, b in runs[:top_k] for k in (a, b)][:top_k]
+    ends = {(k.tour_id, k.stamp_ns): k for a, b in runs for k in (a, b)}  # a one-keyframe visit is a == b
+    res.frames = [RankedFrame(k.tour_id, k.stamp_ns, 1.0, k.pose, []) for k in ends.values()][:top_k]
     res.answer = (f"About {minutes:.1f} minutes in the {tq.place}" +
                   (f" over {len(runs)} visits" if len(runs) > 1 else f", from {clock(runs[0][0].stamp_ns)} to "
                    f"{clock(runs[0][1].stamp_ns)}") + ".")
