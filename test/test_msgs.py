@@ -154,7 +154,7 @@ def test_ask_request_and_result_round_trip():
     result = AskResult(True, "ok", "a red mug", "A", True,
                        [RankedFrame("home", STAMP, 0.9, Pose.from_xy_yaw(1, 1, 0), ["obj-1"]),
                         RankedFrame("home", STAMP + 1, 0.5, None)],
-                       goal, "object_position", "obj-1",
+                       goal, "object_position", (3.3, -1.1), "obj-1",
                        [EvidenceObject("obj-1", "mug", "a red mug", {"color": "red"}, [], (3.3, -1.1),
                                        [("home", STAMP)], 0.8)],
                        [EvidenceRelation("obj-1", "on", "obj-2", [STAMP])],

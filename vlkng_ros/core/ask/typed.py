@@ -51,6 +51,8 @@ def answer_typed(engine: "AskEngine", tq: TypedQuestion, question: str, top_k: i
     stage("retrieving")
     res = fn(engine, tq, top_k, mode)
     stage("answering")
+    unique = {(f.tour_id, f.stamp_ns): f for f in reversed(res.frames)}  # a keyframe is listed once,
+    res.frames = [f for f in res.frames if unique.get((f.tour_id, f.stamp_ns)) is f]  # at its first rank
     res.answer_type = tq.kind
     res.mode = mode
     res.timings_s["typed"] = time.perf_counter() - t0

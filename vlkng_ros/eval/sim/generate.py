@@ -165,7 +165,7 @@ class _BagWriter:
 def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, world_seed: int | None = None,
                   fps: float = 5.0, width: int = 640, height: int = 480, move_objects: int = 0,
                   log_progress: bool = True, overwrite: bool = False, depth: bool = False,
-                  camera_offset: tuple[float, float] = (0.0, 0.0)) -> SimSummary:
+                  camera_offset: tuple[float, float] = (0.0, 0.0), varied: bool = False) -> SimSummary:
     """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes.
     ``depth``: also write aligned depth (16UC1, RealSense-like noise and dropouts, see sensor.py)
     on DEPTH_TOPIC, stamped within 3 ms of each colour frame; everything else is unchanged.
@@ -188,7 +188,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
                 p.unlink()
     out.mkdir(parents=True, exist_ok=True)
     world_seed = seed if world_seed is None else world_seed
-    world = build_world(world_seed)
+    world = build_world(world_seed, varied)
     moved = move_objects_in(world, move_objects, seed)
     duration = minutes * 60.0
     traj = walk(world, duration, seed)
@@ -278,7 +278,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     (out / "questions.json").write_text(
         '{"questions": [\n' + ",\n".join(json.dumps(q) for q in questions) + "\n]}\n")
     world_json = world.to_json()
-    world_json.update({"world_seed": int(world_seed), "tour_seed": int(seed), "moved": moved,
+    world_json.update({"world_seed": int(world_seed), "tour_seed": int(seed), "varied": bool(varied), "moved": moved,
                        "duration_s": duration, "camera_offset": [ox, oy]})
     (out / "world.json").write_text(json.dumps(world_json, indent=1) + "\n")
     summary = SimSummary(out, len(t_cam), len(t_pose), len(world.objects), moved,
@@ -294,7 +294,7 @@ def true_camera_xy(tour_dir: str | Path, stamps_ns: list[int]) -> list[tuple[flo
     """The simulator's true camera position at each stamp of a generated tour (for benchmarks)."""
     meta = json.loads((Path(tour_dir) / "world.json").read_text())
     seed = int(meta["tour_seed"])
-    world = build_world(int(meta["world_seed"]))
+    world = build_world(int(meta["world_seed"]), bool(meta.get("varied", False)))
     move_objects_in(world, len(meta.get("moved", [])), seed)
     traj = walk(world, float(meta["duration_s"]), seed)
     epoch = EPOCH_NS + (seed % 1000) * 86_400 * 1_000_000_000
