@@ -84,7 +84,7 @@ def ros_web(built_home, tmp_path_factory):
     web = WebNode(memory=memory, engine_source=lambda: ask.engine,
                   parameter_overrides=over({"web.token": TOKEN, "web.port": 0, "web.status_period_s": 0.3}))
     stand_in = SlowNav()
-    assert autostart(ask) and autostart(web)
+    assert autostart(ask) and autostart(web) and autostart(nav)
     executor = MultiThreadedExecutor(num_threads=6)
     for n in (ask, nav, web, stand_in):
         executor.add_node(n)

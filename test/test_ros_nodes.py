@@ -133,22 +133,150 @@ def test_namespace_applies_to_relative_names(ros, memory):
         node.destroy_node()
 
 
-def test_navigator_starts_without_nav2_and_offers_go_to(ros):
+class _Spun:
+    """Nodes spun by a multi-threaded executor in a background thread (for the test's duration)."""
+
+    def __init__(self, *nodes) -> None:
+        import threading
+
+        from rclpy.executors import MultiThreadedExecutor
+
+        self.executor = MultiThreadedExecutor(num_threads=4)
+        for node in nodes:
+            self.executor.add_node(node)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+
+    def close(self) -> None:
+        self.executor.shutdown()
+
+
+def _call(client, request, timeout_s: float = 30.0):
+    import threading
+
+    assert client.wait_for_service(timeout_sec=timeout_s), client.srv_name
+    done = threading.Event()
+    future = client.call_async(request)
+    future.add_done_callback(lambda _f: done.set())
+    assert done.wait(timeout_s), f"{client.srv_name} did not answer"
+    return future.result()
+
+
+def _goto(client, query: str):
+    import threading
+
     from vlkng_msgs.action import GoTo
 
-    from rclpy.parameter import Parameter
+    def wait(future):
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        assert done.wait(60)
+        return future.result()
 
-    # a navigation type that is not installed (as nav2_msgs on a machine without Nav2): the node
-    # still starts, says so, and offers go_to
-    node = NavigatorNode(parameter_overrides=[Parameter("nav_action_type", value="no_nav2_msgs/action/NavigateToPose")])
+    assert client.wait_for_server(timeout_sec=20)
+    handle = wait(client.send_goal_async(GoTo.Goal(query=query)))
+    if not handle.accepted:
+        return None
+    return wait(handle.get_result_async()).result
+
+
+class _AskStandIn(Node):
+    """An ask server that always found the thing, with a goal pose (what the real one answers)."""
+
+    def __init__(self, name: str) -> None:
+        from vlkng_msgs.srv import Ask
+
+        super().__init__("ask_stand_in")
+        self.create_service(Ask, name, self._ask)
+
+    def _ask(self, request, response):
+        response.success, response.found, response.answer = True, True, "by the window"
+        response.has_goal = True
+        response.goal.header.frame_id = "map"
+        response.goal.pose.position.x, response.goal.pose.orientation.w = 1.5, 1.0
+        return response
+
+
+def test_missing_nav2_is_one_info_line_at_start_not_an_error_per_run(ros, capfd):
+    """A robot without Nav2 (its action type not installed): configure says so once, at INFO;
+    every go_to then answers NAV2_UNAVAILABLE without logging an error."""
+    from rclpy.action import ActionClient
+    from rclpy.parameter import Parameter
+    from vlkng_msgs.action import GoTo
+
+    from vlkng_ros.nodes.common import autostart
+
+    node = NavigatorNode(namespace="nonav", parameter_overrides=[
+        Parameter("nav_action_type", value="no_nav2_msgs/action/NavigateToPose"),
+        Parameter("ask_service", value="/nonav_ask")])
+    asker, client = _AskStandIn("/nonav_ask"), Node("goto_client")
+    spun = _Spun(node, asker, client)
     try:
+        assert autostart(node)
         assert node.nav_client is None and "no_nav2_msgs" in node.nav_error
-        assert _wait_for(lambda: "/go_to/_action/feedback" in _topics(ros))
+        assert _wait_for(lambda: "/nonav/go_to/_action/feedback" in _topics(ros))
         assert import_interface("vlkng_msgs/action/GoTo") is GoTo
         with pytest.raises(ValueError, match="not installed"):
             import_interface("no_nav2_msgs/action/NavigateToPose")
+        go_to = ActionClient(client, GoTo, "/nonav/go_to")
+        for _ in range(2):  # found, with a goal: then there is no Nav2 to drive there
+            result = _goto(go_to, "the kettle")
+            assert result.error_code == GoTo.Result.NAV2_UNAVAILABLE and "no_nav2_msgs" in result.error_msg
+        assert node.trigger_deactivate() == OK and node.trigger_cleanup() == OK
+        assert autostart(node)  # configured again: no second line
     finally:
+        spun.close()
+        for n in (node, asker, client):
+            n.destroy_node()
+    lines = [line for line in capfd.readouterr().err.splitlines() if "vlkng_navigator" in line]
+    said = [line for line in lines if "NAV2_UNAVAILABLE (install Nav2" in line]
+    assert len(said) == 1 and said[0].startswith("[INFO]"), lines
+    assert not [line for line in lines if line.startswith(("[ERROR]", "[WARN]"))], lines
+
+
+def test_navigator_is_a_lifecycle_node_a_manager_drives_over_its_services(ros):
+    """What nav2_lifecycle_manager does (bond_timeout 0: rclpy has no bond): get_state and
+    change_state over DDS: configure -> inactive (go_to offered, goals rejected), activate ->
+    active (goals run), deactivate -> inactive, cleanup -> unconfigured (go_to gone)."""
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState, GetState
+    from rclpy.action import ActionClient
+    from rclpy.parameter import Parameter
+    from vlkng_msgs.action import GoTo
+
+    node = NavigatorNode(namespace="managed", parameter_overrides=[
+        Parameter("autostart", value=False), Parameter("ask_timeout_s", value=2.0),
+        Parameter("nav_action_type", value="vlkng_msgs/action/NavigateToPoseCompat"),
+        Parameter("nav_server_timeout_s", value=0.5)])
+    manager = Node("lifecycle_manager_stand_in")
+    spun = _Spun(node, manager)
+    get_state = manager.create_client(GetState, "/managed/vlkng_navigator/get_state")
+    change = manager.create_client(ChangeState, "/managed/vlkng_navigator/change_state")
+    go_to = ActionClient(manager, GoTo, "/managed/go_to")
+
+    def state() -> str:
+        return _call(get_state, GetState.Request()).current_state.label
+
+    def transition(tid: int) -> bool:
+        return _call(change, ChangeState.Request(transition=Transition(id=tid))).success
+
+    try:
+        assert state() == "unconfigured"
+        assert not go_to.wait_for_server(timeout_sec=1.0)  # nothing offered before configure
+        assert transition(Transition.TRANSITION_CONFIGURE) and state() == "inactive"
+        assert _goto(go_to, "the kettle") is None  # offered, but an inactive node rejects goals
+        assert transition(Transition.TRANSITION_ACTIVATE) and state() == "active"
+        result = _goto(go_to, "the kettle")  # accepted and run: no ask server here
+        assert result.error_code == GoTo.Result.ASK_FAILED
+        assert transition(Transition.TRANSITION_DEACTIVATE) and state() == "inactive"
+        assert _goto(go_to, "the kettle") is None
+        assert transition(Transition.TRANSITION_CLEANUP) and state() == "unconfigured"
+        assert _wait_for(lambda: not go_to.server_is_ready())  # cleanup destroyed the server
+        assert transition(Transition.TRANSITION_CONFIGURE) and transition(Transition.TRANSITION_ACTIVATE)
+        assert state() == "active"
+    finally:
+        spun.close()
         node.destroy_node()
+        manager.destroy_node()
 
 
 @pytest.mark.parametrize("utterance,kind,text", [

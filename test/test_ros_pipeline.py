@@ -26,7 +26,6 @@ import pytest
 import rclpy
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import String
@@ -42,7 +41,7 @@ from vlkng_ros.core.pipeline import build_tour
 from vlkng_ros.eval.retrieval_metrics import acc_at_k
 from vlkng_ros.eval.sim.generate import generate_tour
 from vlkng_ros.nodes.common import TransitionCallbackReturn
-from vlkng_ros.nodes.suite import make_suite
+from vlkng_ros.nodes.suite import SuiteExecutors, make_suite
 
 from helpers import build_test_interfaces, domain_id, wait_until
 
@@ -187,11 +186,7 @@ def live(tour, pose_source, tmp_path_factory):
         "nav_action_type": f"{nav_type.__module__.split('.')[0]}/action/{nav_type.__name__}",
         "nav_server_timeout_s": 5.0})
     client, nav = Client(), StandInNav(nav_type)
-    executor = MultiThreadedExecutor(num_threads=8)
-    for node in [*suite.nodes, client, nav]:
-        executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+    executor = SuiteExecutors(suite, 8, extra=(client, nav)).start()  # as vlkng run spins the suite
     suite.start()
     assert client.ask.wait_for_service(timeout_sec=20)
 

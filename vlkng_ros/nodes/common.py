@@ -87,7 +87,10 @@ class VlkngLifecycleNode(LifecycleNode):
     """Lifecycle base: opens (or borrows) the memory on configure; ``active`` gates callbacks.
 
     Subclasses implement ``setup()`` (create publishers, subscriptions, models; called after the
-    memory is open) and may override ``teardown()`` and ``on_activated()``."""
+    memory is open) and may override ``teardown()`` and ``on_activated()``. A node that holds no
+    memory (the navigator: it asks the ask server over DDS) sets ``needs_memory = False``."""
+
+    needs_memory = True
 
     def __init__(self, name: str, extra_params: ParamSpec, memory: Memory | None = None,
                  **kwargs: Any) -> None:
@@ -118,7 +121,7 @@ class VlkngLifecycleNode(LifecycleNode):
             self.cfg = config_from_node(self)
             if self._borrowed_memory is not None:
                 self.memory = self._borrowed_memory
-            else:
+            elif self.needs_memory:
                 self.memory = Memory.open(param(self, "memory_dir"), self.cfg)
             self.setup()
         except Exception as e:  # a bad parameter or an unreachable DB: say it, stay unconfigured
@@ -173,13 +176,31 @@ class VlkngLifecycleNode(LifecycleNode):
                 self.get_logger().warning(f"teardown: {type(e).__name__}: {e}")
             for entity in reversed(self._entities):
                 try:
-                    entity.destroy()
+                    self._destroy_entity(entity)
                 except Exception:
                     pass  # an entity of a node that is going away anyway
             self._entities.clear()
             if self.memory is not None and self._borrowed_memory is None:
                 self.memory.close()
             self.memory = None
+
+    def _destroy_entity(self, entity: Any) -> None:
+        """Through the node's own destroy_* (it also drops a subscription's or publisher's QoS
+        event handlers from the node's waitables: destroyed behind the node's back, a spinning
+        executor fails on them with InvalidHandle); action servers/clients remove themselves."""
+        from rclpy.client import Client
+        from rclpy.publisher import Publisher
+        from rclpy.service import Service
+        from rclpy.subscription import Subscription
+        from rclpy.timer import Timer
+
+        for kind, destroy in ((Publisher, self.destroy_publisher), (Subscription, self.destroy_subscription),
+                              (Client, self.destroy_client), (Service, self.destroy_service),
+                              (Timer, self.destroy_timer)):
+            if isinstance(entity, kind):
+                destroy(entity)
+                return
+        entity.destroy()
 
     def destroy_node(self) -> None:
         self.active = False

@@ -8,6 +8,12 @@ fields (goal ``pose``; feedback ``current_pose``, ``distance_remaining``) named 
 Where the type is not installed the node says so in ONE info line at start, and go_to answers
 NAV2_UNAVAILABLE.
 
+Lifecycle (``rclpy`` LifecycleNode, like the other vlkng nodes; ``autostart`` as theirs):
+configure creates the ask and navigation clients, the go_to action server, the voice topics;
+activate accepts goals and voice commands; deactivate rejects new goals and stops a running one
+(its Nav2 goal is canceled); cleanup destroys them all. rclpy has no bond (bondcpp is C++), so
+nav2_lifecycle_manager manages it with ``bond_timeout: 0.0`` (docs/ROS.md).
+
 Voice: ``voice/text`` (std_msgs/String from any speech recogniser) -> "take me to the coffee
 machine" starts a GoTo, "where is my backpack?" asks, "stop" cancels; replies for a speech
 synthesiser go to ``voice/reply``.
@@ -22,10 +28,8 @@ from typing import Any, Callable
 
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import PoseStamped
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from vlkng_msgs.action import GoTo
@@ -33,7 +37,7 @@ from vlkng_msgs.srv import Ask
 
 from .. import conversions as conv
 from ..core.ask.types import AskResult
-from .common import spin_main
+from .common import VlkngLifecycleNode, spin_main
 from ..core.intent import parse_intent
 
 PARAMS: dict[str, tuple[Any, str]] = {
@@ -79,38 +83,49 @@ def _wait(future: Any, timeout_s: float, cancelled: Callable[[], bool] = lambda:
     return True
 
 
-class NavigatorNode(Node):
-    """Plain node (it holds no models or DB connections: it asks the ask server over DDS)."""
+class NavigatorNode(VlkngLifecycleNode):
+    """Lifecycle node without a memory (it asks the ask server over DDS)."""
+
+    needs_memory = False
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__("vlkng_navigator", **kwargs)
-        for name, (value, description) in PARAMS.items():
-            self.declare_parameter(name, value, ParameterDescriptor(description=description))
+        super().__init__("vlkng_navigator", PARAMS, None, **kwargs)
+        self.nav_type = None
+        self.nav_client = None
+        self.nav_error = ""
+        self._nav_checked = False
+        self._voice_goal: Any = None
+
+    def setup(self) -> None:
         p = lambda n: self.get_parameter(n).value  # noqa: E731
         self.ask_timeout_s = float(p("ask_timeout_s"))
         self.nav_server_timeout_s = float(p("nav_server_timeout_s"))
         self.nav_timeout_s = float(p("nav_timeout_s"))
         self.group = ReentrantCallbackGroup()
-        self.ask_client = self.create_client(Ask, p("ask_service"), callback_group=self.group)
+        self.ask_client = self.keep(self.create_client(Ask, p("ask_service"), callback_group=self.group))
         self.nav_type = None
         self.nav_client = None
         self.nav_error = ""
         try:
             self.nav_type = import_interface(p("nav_action_type"))
-            self.nav_client = ActionClient(self, self.nav_type, p("nav_action_name"), callback_group=self.group)
+            self.nav_client = self.keep(ActionClient(self, self.nav_type, p("nav_action_name"),
+                                                     callback_group=self.group))
         except ValueError as e:  # no Nav2 on this machine: not an error until someone asks to go
             self.nav_error = str(e)
-            self.get_logger().info(f"navigation: {e}; go_to will answer NAV2_UNAVAILABLE "
-                                   f"(install Nav2, or set nav_action_type)")
-        self.server = ActionServer(self, GoTo, p("action_name"), self._execute, callback_group=self.group,
-                                   goal_callback=lambda _g: GoalResponse.ACCEPT,
-                                   cancel_callback=lambda _g: CancelResponse.ACCEPT)
-        self.goto_client = ActionClient(self, GoTo, p("action_name"), callback_group=self.group)
-        self.reply_pub = self.create_publisher(String, p("voice_reply_topic"), 10)
-        self.goal_pub = self.create_publisher(PoseStamped, p("goal_topic"), QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        self.create_subscription(String, p("voice_text_topic"), self._on_voice, 10, callback_group=self.group)
-        self._voice_goal: Any = None
+            if not self._nav_checked:  # once per process, not at every configure
+                self.get_logger().info(f"navigation: {e}; go_to will answer NAV2_UNAVAILABLE "
+                                       f"(install Nav2, or set nav_action_type)")
+        self._nav_checked = True
+        self.server = self.keep(ActionServer(
+            self, GoTo, p("action_name"), self._execute, callback_group=self.group,
+            goal_callback=lambda _g: GoalResponse.ACCEPT if self.active else GoalResponse.REJECT,
+            cancel_callback=lambda _g: CancelResponse.ACCEPT))
+        self.goto_client = self.keep(ActionClient(self, GoTo, p("action_name"), callback_group=self.group))
+        self.reply_pub = self.keep(self.create_publisher(String, p("voice_reply_topic"), 10))
+        self.goal_pub = self.keep(self.create_publisher(PoseStamped, p("goal_topic"), QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)))
+        self.keep(self.create_subscription(String, p("voice_text_topic"), self._on_voice, 10,
+                                           callback_group=self.group))
 
     # --- asking ----------------------------------------------------------------------------
     def ask(self, question: str, options: list[str] | None = None,
@@ -132,17 +147,19 @@ class NavigatorNode(Node):
         goal_handle.publish_feedback(feedback)
 
         def finish(code: int, message: str) -> GoTo.Result:
+            if code == GoTo.Result.CANCELED and not goal_handle.is_cancel_requested:
+                message = "the navigator was deactivated"  # not a client's cancel: aborted
             result.error_code, result.error_msg = code, message
             if code == GoTo.Result.NONE:
                 goal_handle.succeed()
-            elif code == GoTo.Result.CANCELED:
+            elif code == GoTo.Result.CANCELED and goal_handle.is_cancel_requested:
                 goal_handle.canceled()
             else:
                 goal_handle.abort()
             self.get_logger().info(f"go_to {query!r}: {message or 'arrived'}")
             return result
 
-        cancelled = lambda: goal_handle.is_cancel_requested  # noqa: E731
+        cancelled = lambda: goal_handle.is_cancel_requested or not self.active  # noqa: E731
         answer = self.ask(question_for(query), list(goal_handle.request.options), cancelled)
         result.answer = answer.answer
         if cancelled():
@@ -184,7 +201,7 @@ class NavigatorNode(Node):
             return GoTo.Result.NAVIGATION_FAILED, "the navigation server rejected the goal"
         nav_handle = sent.result()
         done = nav_handle.get_result_async()
-        cancelled = lambda: goal_handle.is_cancel_requested  # noqa: E731
+        cancelled = lambda: goal_handle.is_cancel_requested or not self.active  # noqa: E731
         if not _wait(done, self.nav_timeout_s, cancelled):
             canceling = nav_handle.cancel_goal_async()
             _wait(canceling, 5.0)
@@ -206,6 +223,8 @@ class NavigatorNode(Node):
         self.reply_pub.publish(String(data=text))
 
     def _on_voice(self, msg: String) -> None:
+        if not self.active:
+            return
         intent = parse_intent(msg.data)
         if intent.kind == "stop":
             if self._voice_goal is not None:

@@ -6,6 +6,7 @@ Used by ``vlkng run`` and by the ``vlkng_suite`` executable that the launch file
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ class Suite:
     def start(self) -> None:
         """Configure and activate the lifecycle nodes (merger before capture: resume first; the
         web app after the ask server, whose engine it shares)."""
-        for node in (self.merger, self.ask, *self.extra, self.chunk_builder, self.capture):
+        for node in (self.merger, self.ask, *self.extra, self.navigator, self.chunk_builder, self.capture):
             if not autostart(node):
                 raise RuntimeError(f"{node.get_name()} failed to start (see the log above)")
 
@@ -93,16 +94,58 @@ def ros_args(params_file: str | None, use_sim_time: bool) -> list[str]:
     return args
 
 
+class SuiteExecutors:
+    """The capture node on an executor (and thread) of its own, every other node on a
+    multi-threaded one. The capture node takes in the high-rate topics (images, /tf, /odom); a
+    Python executor rebuilds its wait set from every entity of its nodes on each wake-up, so one
+    executor for the whole suite (~150 services, clients, timers) paid that for every transform.
+    ``extra`` nodes (tests, tools) join the multi-threaded one."""
+
+    def __init__(self, suite: Suite, threads: int | None = None, extra: tuple[Node, ...] = ()) -> None:
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.capture = SingleThreadedExecutor(context=suite.capture.context)
+        self.capture.add_node(suite.capture)
+        self.main = MultiThreadedExecutor(num_threads=threads, context=suite.capture.context)
+        for node in [n for n in suite.nodes if n is not suite.capture] + list(extra):
+            self.main.add_node(node)
+        self._threads: list[threading.Thread] = []
+
+    def _spin(self, executor: Any) -> None:
+        try:
+            executor.spin()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+
+    def start(self) -> "SuiteExecutors":
+        """Spin both in background threads."""
+        for executor, name in ((self.capture, "vlkng_capture_executor"), (self.main, "vlkng_executor")):
+            thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def spin(self) -> None:
+        """Spin the capture executor in a thread and the rest in this one until shutdown."""
+        thread = threading.Thread(target=self._spin, args=(self.capture,), name="vlkng_capture_executor",
+                                  daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        self._spin(self.main)
+
+    def shutdown(self) -> None:
+        for executor in (self.main, self.capture):
+            executor.shutdown()
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+
 def spin_suite(suite: Suite, threads: int | None = None) -> None:
-    executor = MultiThreadedExecutor(num_threads=threads)
-    for node in suite.nodes:
-        executor.add_node(node)
+    executors = SuiteExecutors(suite, threads)
     try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        executors.spin()
     finally:
-        executor.shutdown()
+        executors.shutdown()
 
 
 def main(args: list[str] | None = None) -> int:

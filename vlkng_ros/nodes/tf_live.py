@@ -20,6 +20,11 @@ from ..core.poses import TfPoses
 from ..core.tf import Transform, TransformBuffer, camera_pose
 
 TF_TOPIC, TF_STATIC_TOPIC = "/tf", "/tf_static"
+# /tf comes at odometry's rate, several transforms a second per edge, 4x that in a 4x replay: a
+# busy process that takes them in late (a saturated CPU) must not lose them from a short reader
+# queue (tf2_ros's default, 100, is under a second of a 4x replay; measured: 713 of 1353 kept at 4x
+# on a saturated 2-core machine, all 1353 with 1000; bench/bench_capture_live.py --stress 6)
+TF_QUEUE_DEPTH = 1000
 
 
 class OwnBufferTf:
@@ -35,7 +40,7 @@ class OwnBufferTf:
         self._lock = threading.Lock()
         group = MutuallyExclusiveCallbackGroup()  # transforms come in while an image is decoded
         self.subs = [
-            node.create_subscription(tf_message_type, TF_TOPIC, lambda m: self._on_tf(m, False), QoSProfile(depth=100),
+            node.create_subscription(tf_message_type, TF_TOPIC, lambda m: self._on_tf(m, False), QoSProfile(depth=TF_QUEUE_DEPTH),
                                      callback_group=group),
             node.create_subscription(tf_message_type, TF_STATIC_TOPIC, lambda m: self._on_tf(m, True),
                                      QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -88,7 +93,8 @@ class Tf2RosTf:  # pragma: no cover - needs tf2_ros (a robot with ROS 2 from apt
 
         self.map_frame = map_frame
         self.buffer = tf2_ros.Buffer(cache_time=Duration(seconds=30.0))
-        self.listener = tf2_ros.TransformListener(self.buffer, node, spin_thread=False)
+        self.listener = tf2_ros.TransformListener(self.buffer, node, spin_thread=False,
+                                                  qos=QoSProfile(depth=TF_QUEUE_DEPTH))
         self.last_error = ""
 
     @staticmethod
