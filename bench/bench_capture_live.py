@@ -95,7 +95,12 @@ def run_rate(tour: Path, workdir: Path, rate: float, source: str, suite_mode: bo
 
     from vlkng_ros.core.config import VlkngConfig
     from vlkng_ros.core.memory import Memory
-    from vlkng_ros.nodes.suite import SuiteExecutors, make_suite
+    from vlkng_ros.nodes.suite import make_suite
+
+    try:
+        from vlkng_ros.nodes.suite import SuiteExecutors
+    except ImportError:  # an older checkout (for before/after numbers)
+        SuiteExecutors = None
 
     rclpy.init(args=["--ros-args", "-p", f"capture.pose_source:={source}"], domain_id=domain)
     mem_dir = workdir / f"live-{rate:g}x"
@@ -110,8 +115,13 @@ def run_rate(tour: Path, workdir: Path, rate: float, source: str, suite_mode: bo
                        config_overrides={"embeddings.text_backend": "hashing"})
     capture = suite.capture
     instrument(capture, timings)
-    if suite_mode:  # as vlkng run / the launch file spin it
+    if suite_mode and SuiteExecutors is not None:  # as vlkng run / the launch file spin it
         executor = SuiteExecutors(suite, 8).start()
+    elif suite_mode:  # a checkout from before SuiteExecutors: one executor for every node
+        executor = MultiThreadedExecutor(num_threads=8)
+        for node in suite.nodes:
+            executor.add_node(node)
+        threading.Thread(target=executor.spin, daemon=True).start()
     else:
         executor = MultiThreadedExecutor(num_threads=8)
         executor.add_node(capture)

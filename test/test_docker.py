@@ -119,6 +119,28 @@ def test_dockerfile_installs_from_the_requirement_files_and_rosdep():
     assert "--system-site-packages" in text and "COLCON_IGNORE" in text
 
 
+# what requirements.txt adds to requirements-pip.txt comes from apt in the image (rosdep keys)
+APT_FOR_PIP = {"numpy": "python3-numpy", "opencv-python-headless": "python3-opencv", "pyyaml": "python3-yaml"}
+
+
+def test_image_gets_every_runtime_requirement_from_pip_or_rosdep():
+    """The image installs requirements-pip.txt with pip; the rest of requirements.txt (the venv's
+    runtime list) must then come from package.xml through rosdep, or the image lacks it."""
+    names = []
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        if line.startswith("-r"):
+            assert line.split()[1] == "requirements-pip.txt", line
+            continue
+        names.append(re.split(r"[<>=!~\[ ;]", line)[0].lower())
+    keys = set(re.findall(r"<exec_depend>([^<]+)</exec_depend>", (ROOT / "package.xml").read_text()))
+    assert names and all(name in APT_FOR_PIP for name in names), names
+    assert {APT_FOR_PIP[n] for n in names} <= keys
+    assert "-r src/vlkng/requirements-pip.txt" in (DOCKER / "Dockerfile").read_text()
+
+
 def _ignored(path: str, patterns: list[str]) -> bool:
     """Docker's rule, enough for our patterns: a path is excluded when it or a parent matches."""
     parts = path.split("/")

@@ -233,6 +233,62 @@ def test_missing_nav2_is_one_info_line_at_start_not_an_error_per_run(ros, capfd)
     assert not [line for line in lines if line.startswith(("[ERROR]", "[WARN]"))], lines
 
 
+class _SlowNav(Node):
+    """A navigation server that drives until it is canceled."""
+
+    def __init__(self, name: str) -> None:
+        from rclpy.action import ActionServer, CancelResponse
+        from rclpy.callback_groups import ReentrantCallbackGroup
+        from vlkng_msgs.action import NavigateToPoseCompat
+
+        super().__init__("slow_nav")
+        self.canceled = self.driving = 0
+        self.type = NavigateToPoseCompat
+        ActionServer(self, NavigateToPoseCompat, name, self._execute, callback_group=ReentrantCallbackGroup(),
+                     cancel_callback=lambda _g: CancelResponse.ACCEPT)
+
+    def _execute(self, goal_handle):
+        self.driving += 1
+        while not goal_handle.is_cancel_requested:
+            goal_handle.publish_feedback(self.type.Feedback(distance_remaining=1.0))
+            time.sleep(0.05)
+        self.canceled += 1
+        goal_handle.canceled()
+        return self.type.Result()
+
+
+def test_deactivating_the_navigator_stops_a_running_go_to(ros):
+    import threading
+
+    from rclpy.action import ActionClient
+    from rclpy.parameter import Parameter
+    from vlkng_msgs.action import GoTo
+
+    from vlkng_ros.nodes.common import autostart
+
+    node = NavigatorNode(namespace="stopping", parameter_overrides=[
+        Parameter("ask_service", value="/stopping_ask"), Parameter("nav_action_name", value="/stopping_nav"),
+        Parameter("nav_action_type", value="vlkng_msgs/action/NavigateToPoseCompat")])
+    asker, nav, client = _AskStandIn("/stopping_ask"), _SlowNav("/stopping_nav"), Node("stop_client")
+    spun = _Spun(node, asker, nav, client)
+    try:
+        assert autostart(node)
+        go_to = ActionClient(client, GoTo, "/stopping/go_to")
+        results: list = []
+        runner = threading.Thread(target=lambda: results.append(_goto(go_to, "the kettle")), daemon=True)
+        runner.start()
+        assert _wait_for(lambda: nav.driving == 1, 20), "never navigating"
+        assert node.trigger_deactivate() == OK
+        runner.join(30)
+        assert results and results[0].error_code == GoTo.Result.CANCELED
+        assert results[0].error_msg == "the navigator was deactivated"
+        assert _wait_for(lambda: nav.canceled == 1)  # Nav2's goal was canceled too
+    finally:
+        spun.close()
+        for n in (node, asker, nav, client):
+            n.destroy_node()
+
+
 def test_navigator_is_a_lifecycle_node_a_manager_drives_over_its_services(ros):
     """What nav2_lifecycle_manager does (bond_timeout 0: rclpy has no bond): get_state and
     change_state over DDS: configure -> inactive (go_to offered, goals rejected), activate ->
