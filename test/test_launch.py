@@ -239,7 +239,7 @@ def test_default_params_start_under_a_namespace_and_a_manager_can_drive_them(ros
     probe = Node("launch_probe", context=ros_context(["--ros-args"]))
     try:
         # a loaded 2-core machine takes minutes to open a memory and load the lexicon
-        for node in ("vlkng_merger", "vlkng_ask", "vlkng_chunk_builder", "vlkng_capture"):
+        for node in ("vlkng_merger", "vlkng_ask", "vlkng_navigator", "vlkng_chunk_builder", "vlkng_capture"):
             assert _lifecycle(probe, node) == "active", node
         assert _lifecycle(probe, "vlkng_merger", Transition.TRANSITION_DEACTIVATE) == "inactive"
         assert _lifecycle(probe, "vlkng_merger", Transition.TRANSITION_ACTIVATE) == "active"
