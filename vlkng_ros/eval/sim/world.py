@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vlkng_ros.eval.sim.catalog import (CLASSES, COLORS, FLOOR_COLORS, ROOM_FURNITURE,
-                                        ROOM_KINDS_OPTIONAL, ROOM_SMALL, WALL_COLORS, size_word)
+from vlkng_ros.eval.sim.catalog import (ALL_CLASSES, COLORS, FLOOR_COLORS, ROOM_FURNITURE,
+                                        ROOM_KINDS_OPTIONAL, ROOM_SMALL, VARIED_FLOOR_COLORS,
+                                        VARIED_ROOM_FURNITURE, VARIED_ROOM_KINDS, VARIED_ROOM_SMALL,
+                                        WALL_COLORS, size_word)
 
 WALL_HEIGHT = 2.5
 DOOR_WIDTH = 0.95
@@ -22,8 +24,11 @@ ROBOT_RADIUS = 0.35
 SURFACE_HEIGHT = {"sofa": 0.45, "bed": 0.55}  # where things rest, when not the top of the box
 DUPLICATE_LOOK = ("plant",)
 # Variety between worlds (so that nothing tuned on one world fits by accident): every class gets a
-# per-world size scale, a table gets 2-6 chairs, and some small things come in ones to threes.
-SIZE_SCALE = (0.8, 1.25)
+# per-world size scale, a table gets 2-6 chairs, some small things come in ones to threes, floor
+# plans have 3-7 rooms of wider sizes (rooms on one or both sides of hallways of 1.5-2.8 m; kinds
+# include a second bedroom, dining and laundry rooms, a gym, a study), and a catalogue of classes
+# the default worlds never have (catalog.VARIED_*).
+SIZE_SCALE = (0.7, 1.4)
 SATELLITES = {"chair": (2, 6)}  # "with:<anchor>" furniture: how many of them, per anchor
 MULTIPLES = {"mug": 3, "book": 3, "cushion": 3, "pillow": 2, "towel": 2, "plant": 2, "apple": 3}  # later instances look exactly like the first (association is not trivial)
 
@@ -95,6 +100,7 @@ class World:
     bounds: tuple[float, float, float, float]  # x0, y0, x1, y1 of the whole plan
     room_grid: np.ndarray = field(repr=False, default=None)  # int8 room index per cell, -1 outside
     free_grid: np.ndarray = field(repr=False, default=None)  # bool, where the robot centre may be
+    varied: bool = False  # a generalisation world (other catalogue, layouts, words)
 
     def by_track(self) -> dict[str, SimObject]:
         return {o.gt_track: o for o in self.objects}
@@ -179,16 +185,25 @@ def _article(word: str) -> str:
 # floor plan
 
 
-def _floor_plan(rng: np.random.Generator) -> tuple[list[Room], np.ndarray]:
-    n_rooms = int(rng.integers(4, 7))  # hallway included
-    kinds = ["kitchen", "living room"] + [str(k) for k in rng.permutation(ROOM_KINDS_OPTIONAL)[: n_rooms - 3]]
+def _floor_plan(rng: np.random.Generator, varied: bool = False) -> tuple[list[Room], np.ndarray]:
+    if varied:  # 3-7 rooms off the hallway, more kinds, on one or both sides, wider size ranges
+        n_rooms = int(rng.integers(4, 9))
+        kinds = ["kitchen", "living room"] + [str(k) for k in rng.permutation(VARIED_ROOM_KINDS)[: n_rooms - 3]]
+    else:
+        n_rooms = int(rng.integers(4, 7))  # hallway included
+        kinds = ["kitchen", "living room"] + [str(k) for k in rng.permutation(ROOM_KINDS_OPTIONAL)[: n_rooms - 3]]
     kinds = [kinds[i] for i in rng.permutation(len(kinds))]
     n_top = (len(kinds) + 1) // 2
+    if varied and len(kinds) <= 4 and rng.random() < 0.4:
+        n_top = len(kinds)  # every room on one side of the hallway
     sides = {"top": kinds[:n_top], "bottom": kinds[n_top:]}
-    hall_w = float(rng.uniform(1.8, 2.2))
+    hall_w = float(rng.uniform(1.5, 2.8) if varied else rng.uniform(1.8, 2.2))
+    stretch = (0.8, 1.3) if varied else None
 
     def width_of(kind: str) -> float:
         lo, hi = {"bathroom": (2.6, 3.2), "office": (3.4, 4.4), "bedroom": (3.6, 4.6)}.get(kind, (4.2, 5.4))
+        if stretch:
+            lo, hi = max(2.4, lo * stretch[0]), hi * stretch[1]
         return round(float(rng.uniform(lo, hi)), 2)
 
     widths = {s: [width_of(k) for k in ks] for s, ks in sides.items()}
@@ -203,9 +218,11 @@ def _floor_plan(rng: np.random.Generator) -> tuple[list[Room], np.ndarray]:
         x = 0.0
         for kind, w in zip(sides[side], widths[side]):
             depth = round(float(rng.uniform(3.0, 3.6) if kind == "bathroom" else rng.uniform(3.8, 5.0)), 2)
+            if varied:
+                depth = round(depth * float(rng.uniform(0.85, 1.3)), 2)
             y0, y1 = (hall_w, hall_w + depth) if side == "top" else (-depth, 0.0)
             room = Room(len(rooms), kind, x, y0, x + w, y1, wall_cycle[len(rooms) % len(wall_cycle)],
-                        FLOOR_COLORS[kind])
+                        {**FLOOR_COLORS, **VARIED_FLOOR_COLORS}[kind])
             door_x = float(rng.uniform(x + 0.7 + DOOR_WIDTH / 2, x + w - 0.7 - DOOR_WIDTH / 2))
             wall_y = y0 if side == "top" else y1
             inward = 1.0 if side == "top" else -1.0
@@ -251,7 +268,7 @@ class _Placer:
     def new_object(self, label: str, room: int, x: float, y: float, z: float, along_x: bool,
                    look: tuple[str, str] | None = None, support: SimObject | None = None,
                    support_rel: str | None = None) -> SimObject:
-        cls = CLASSES[label]
+        cls = ALL_CLASSES[label]
         scale = self.scales.setdefault(label, float(self.rng.uniform(*SIZE_SCALE))) if self.varied else 1.0
         w, d, h = (v * scale for v in cls.size)
         if look is None:
@@ -270,7 +287,7 @@ class _Placer:
         return obj
 
     def pick_look(self, label: str) -> tuple[str, str]:
-        cls = CLASSES[label]
+        cls = ALL_CLASSES[label]
         if label in DUPLICATE_LOOK and label in self.first_look:
             return self.first_look[label]
         fresh = [c for c in cls.colors if c not in self.used_colors.get(label, set())] or list(cls.colors)
@@ -292,7 +309,7 @@ class _Placer:
         return False
 
     def place_wall(self, label: str, room: Room) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         for _ in range(60):
             side = int(self.rng.integers(4))
             along_x = side in (0, 1)
@@ -310,7 +327,7 @@ class _Placer:
         return None
 
     def place_center(self, label: str, room: Room) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         for _ in range(60):
             along_x = bool(self.rng.integers(2))
             hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
@@ -321,7 +338,7 @@ class _Placer:
         return None
 
     def place_with(self, label: str, room: Room, anchor: SimObject, look: tuple[str, str] | None) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         slots: list[tuple[float, float, bool]] = []
         gap = 0.12 if label == "chair" else 0.05
         if label == "chair":  # around the anchor, on every side
@@ -360,7 +377,7 @@ class _Placer:
         return None
 
     def place_small(self, label: str, room: Room, placement: str) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         along_x = bool(self.rng.integers(2))
         hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
         if placement == "floor":
@@ -432,12 +449,12 @@ def build_world(seed: int, varied: bool = False) -> World:
     2-6 chairs at a table, some small things in ones to threes (the generalisation sets); off,
     the worlds the tuned tests and earlier numbers were measured on."""
     rng = np.random.default_rng([int(seed), 0x5EED])
-    rooms, walls = _floor_plan(rng)
+    rooms, walls = _floor_plan(rng, varied)
     placer = _Placer(rng, rooms, varied)
     for room in rooms:
         anchors: dict[str, SimObject] = {}
         set_look: dict[str, tuple[str, str]] = {}
-        spec = ROOM_FURNITURE[room.kind]
+        spec = ROOM_FURNITURE.get(room.kind, []) + (VARIED_ROOM_FURNITURE.get(room.kind, []) if varied else [])
         for label, where in (_varied_furniture(spec, rng) if varied else spec):
             if where == "wall":
                 obj = placer.place_wall(label, room)
@@ -454,7 +471,7 @@ def build_world(seed: int, varied: bool = False) -> World:
             if obj is not None:
                 anchors.setdefault(label, obj)
     for room in rooms:
-        for label, placement in ROOM_SMALL[room.kind]:
+        for label, placement in ROOM_SMALL.get(room.kind, []) + (VARIED_ROOM_SMALL.get(room.kind, []) if varied else []):
             keep = label in DUPLICATE_LOOK or rng.random() < 0.85
             copies = (int(rng.integers(1, MULTIPLES.get(label, 1) + 1)) if varied else 1) if keep else 0
             for _ in range(copies):
@@ -464,7 +481,7 @@ def build_world(seed: int, varied: bool = False) -> World:
     xs = [v for r in rooms for v in (r.x0, r.x1)]
     ys = [v for r in rooms for v in (r.y0, r.y1)]
     bounds = (min(xs) - 0.5, min(ys) - 0.5, max(xs) + 0.5, max(ys) + 0.5)
-    world = World(int(seed), rooms, walls, objects, bounds)
+    world = World(int(seed), rooms, walls, objects, bounds, varied=varied)
     world.room_grid = _room_grid(rooms, bounds)
     world.free_grid = free_space(world)
     return world
@@ -508,7 +525,7 @@ def move_objects(world: World, count: int, seed: int) -> list[str]:
         raise ValueError(f"--move-objects {count}: this world has only {len(movable)} movable objects")
     placer = _Placer(rng, world.rooms)
     placer.objects = world.objects
-    surfaces = [o for o in world.objects if o.furniture and CLASSES[o.label].surface]
+    surfaces = [o for o in world.objects if o.furniture and ALL_CLASSES[o.label].surface]
     moved: list[str] = []
     for obj in [movable[int(i)] for i in rng.permutation(len(movable))]:
         if len(moved) == count:
