@@ -72,12 +72,21 @@ def _where(subject: str, place: str = "") -> str:
 
 def _kinds(engine: "AskEngine", sub: "Subgraph", lead: ObjectNode, floor: float) -> set[str]:
     """The labels that name the same kind of thing as the best match (chair/seat/...), among
-    the labels that matched the question at all."""
-    labels = {lead.label.lower()}
+    the labels that matched the question at all. A label the lexicon calls strictly more general
+    than the best match is not one of them: asked for easy chairs (best match "armchair"), a
+    thing only called "chair" is not known to be an easy chair."""
+    from ..lexicon import is_kind_of
+
+    top = lead.label.lower()
+    labels = {top}
+    lex = engine._labels.lexicon
     for oid in sub.targets():
-        node = sub.objects[oid]
-        if sub.relevance.get(oid, 0.0) >= floor and engine._labels.same_kind(lead.label.lower(), node.label.lower()):
-            labels.add(node.label.lower())
+        label = sub.objects[oid].label.lower()
+        if label in labels or sub.relevance.get(oid, 0.0) < floor or not engine._labels.same_kind(top, label):
+            continue
+        if is_kind_of(lex, top, label) and not is_kind_of(lex, label, top):
+            continue  # "chair" for the best match "armchair"
+        labels.add(label)
     return labels
 
 
