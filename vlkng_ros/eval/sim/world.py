@@ -269,7 +269,7 @@ class _Placer:
                    look: tuple[str, str] | None = None, support: SimObject | None = None,
                    support_rel: str | None = None) -> SimObject:
         cls = ALL_CLASSES[label]
-        scale = self.scales.setdefault(label, float(self.rng.uniform(*SIZE_SCALE))) if self.varied else 1.0
+        scale = self.scales.setdefault(label, _span(self.rng, *SIZE_SCALE)) if self.varied else 1.0
         w, d, h = (v * scale for v in cls.size)
         if look is None:
             look = self.pick_look(label)
@@ -315,11 +315,11 @@ class _Placer:
             along_x = side in (0, 1)
             ext_along, ext_across = w / 2, d / 2
             if along_x:
-                x = float(self.rng.uniform(room.x0 + ext_along + 0.05, room.x1 - ext_along - 0.05))
+                x = _span(self.rng, room.x0 + ext_along + 0.05, room.x1 - ext_along - 0.05)
                 y = room.y0 + ext_across + 0.03 if side == 0 else room.y1 - ext_across - 0.03
                 box = (x - ext_along, y - ext_across, x + ext_along, y + ext_across)
             else:
-                y = float(self.rng.uniform(room.y0 + ext_along + 0.05, room.y1 - ext_along - 0.05))
+                y = _span(self.rng, room.y0 + ext_along + 0.05, room.y1 - ext_along - 0.05)
                 x = room.x0 + ext_across + 0.03 if side == 2 else room.x1 - ext_across - 0.03
                 box = (x - ext_across, y - ext_along, x + ext_across, y + ext_along)
             if not self.blocked(box, room):
@@ -331,8 +331,8 @@ class _Placer:
         for _ in range(60):
             along_x = bool(self.rng.integers(2))
             hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
-            x = float(self.rng.uniform(room.x0 + hx + 0.9, room.x1 - hx - 0.9)) if room.x1 - room.x0 > 2 * hx + 1.8 else room.center[0]
-            y = float(self.rng.uniform(room.y0 + hy + 0.9, room.y1 - hy - 0.9)) if room.y1 - room.y0 > 2 * hy + 1.8 else room.center[1]
+            x = _span(self.rng, room.x0 + hx + 0.9, room.x1 - hx - 0.9) if room.x1 - room.x0 > 2 * hx + 1.8 else room.center[0]
+            y = _span(self.rng, room.y0 + hy + 0.9, room.y1 - hy - 0.9) if room.y1 - room.y0 > 2 * hy + 1.8 else room.center[1]
             if not self.blocked((x - hx, y - hy, x + hx, y + hy), room):
                 return self.new_object(label, room.index, x, y, 0.0, along_x)
         return None
@@ -354,10 +354,10 @@ class _Placer:
                 side = int(self.rng.integers(4))
                 along_x = side in (0, 1)
                 if along_x:
-                    x = float(self.rng.uniform(room.x0 + w / 2 + 0.05, room.x1 - w / 2 - 0.05))
+                    x = _span(self.rng, room.x0 + w / 2 + 0.05, room.x1 - w / 2 - 0.05)
                     y = room.y0 + d / 2 + 0.03 if side == 0 else room.y1 - d / 2 - 0.03
                 else:
-                    y = float(self.rng.uniform(room.y0 + w / 2 + 0.05, room.y1 - w / 2 - 0.05))
+                    y = _span(self.rng, room.y0 + w / 2 + 0.05, room.y1 - w / 2 - 0.05)
                     x = room.x0 + d / 2 + 0.03 if side == 2 else room.x1 - d / 2 - 0.03
                 hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
                 if self.blocked((x - hx, y - hy, x + hx, y + hy), room):
@@ -382,8 +382,8 @@ class _Placer:
         hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
         if placement == "floor":
             for _ in range(60):
-                x = float(self.rng.uniform(room.x0 + hx + 0.05, room.x1 - hx - 0.05))
-                y = float(self.rng.uniform(room.y0 + hy + 0.05, room.y1 - hy - 0.05))
+                x = _span(self.rng, room.x0 + hx + 0.05, room.x1 - hx - 0.05)
+                y = _span(self.rng, room.y0 + hy + 0.05, room.y1 - hy - 0.05)
                 near_wall = min(x - room.x0, room.x1 - x, y - room.y0, room.y1 - y) < 0.6
                 if near_wall and not self.blocked((x - hx, y - hy, x + hx, y + hy), room):
                     return self.new_object(label, room.index, x, y, 0.0, along_x)
@@ -407,11 +407,11 @@ class _Placer:
             for _ in range(20):
                 if sup.hx >= sup.hy:
                     front = 1.0 if abs(sup.y - sup.hy - room.y0) < abs(sup.y + sup.hy - room.y1) else -1.0
-                    x = float(self.rng.uniform(sup.x - sup.hx + hx, sup.x + sup.hx - hx))
+                    x = _span(self.rng, sup.x - sup.hx + hx, sup.x + sup.hx - hx)
                     y = sup.y + front * sup.hy
                 else:
                     front = 1.0 if abs(sup.x - sup.hx - room.x0) < abs(sup.x + sup.hx - room.x1) else -1.0
-                    y = float(self.rng.uniform(sup.y - sup.hy + hy, sup.y + sup.hy - hy))
+                    y = _span(self.rng, sup.y - sup.hy + hy, sup.y + sup.hy - hy)
                     x = sup.x + front * sup.hx
                 box = (x - hx, y - hy, x + hx, y + hy)
                 if not any(o.support == sup.gt_track and _overlaps(box, o.footprint(0.05)) for o in self.objects):
@@ -420,13 +420,19 @@ class _Placer:
         if hx * 2 > sup.hx * 2 - 0.04 or hy * 2 > sup.hy * 2 - 0.04:
             return None
         for _ in range(30):
-            x = float(self.rng.uniform(sup.x - sup.hx + hx + 0.02, sup.x + sup.hx - hx - 0.02))
-            y = float(self.rng.uniform(sup.y - sup.hy + hy + 0.02, sup.y + sup.hy - hy - 0.02))
+            x = _span(self.rng, sup.x - sup.hx + hx + 0.02, sup.x + sup.hx - hx - 0.02)
+            y = _span(self.rng, sup.y - sup.hy + hy + 0.02, sup.y + sup.hy - hy - 0.02)
             box = (x - hx, y - hy, x + hx, y + hy)
             if not any(o.support == sup.gt_track and o.support_rel == "on" and _overlaps(box, o.footprint(0.06))
                        for o in self.objects):
                 return (x, y)
         return None
+
+
+def _span(rng: np.random.Generator, lo: float, hi: float) -> float:
+    """A uniform draw in [lo, hi]; when the range is empty (a thing wider than the room), its
+    midpoint without a draw (the caller's box then fails its room check and it tries again)."""
+    return float(rng.uniform(lo, hi)) if hi >= lo else (lo + hi) / 2.0
 
 
 def _varied_furniture(spec: list[tuple[str, str]], rng: np.random.Generator) -> list[tuple[str, str]]:
