@@ -77,9 +77,9 @@ _SEE = re.compile(r"^(?:(?:first|last|most recently)\s+)?(?:see|saw|seen|notice|
                   r"find|found|come across|came across|encounter|encountered)\s+(?P<thing>.+?)(?:\s+(?:last|first))?$", re.I)
 _SUBJECT_VERB = re.compile(r"^(?:you|i|we)\s+(?:ever\s+)?(?:see|saw|seen|notice|noticed|pass|passed|spot|spotted|"
                            r"find|found|count|counted)\b\s*", re.I)
-# "benches you came across", "mugs that we passed": the seeing is not part of the thing
+# "benches you came across", "chairs you spotted around the table": the seeing is not part of the thing
 _SEEN_CLAUSE = re.compile(r"\s+(?:that\s+|which\s+)?(?:you|i|we)\s+(?:have\s+|had\s+|ever\s+)?(?:saw|see|seen|spotted|spot|"
-                          r"passed|pass|noticed|notice|came across|come across|found|find|encountered|counted)\b.*$", re.I)
+                          r"passed|pass|noticed|notice|came across|come across|found|find|encountered|counted)\b", re.I)
 # how people wrap a question: politeness, "tell me", "do you remember seeing", contractions
 _CONTRACTIONS = {"what's": "what is", "where's": "where is", "i'm": "i am", "it's": "it is", "how's": "how is",
                  "there's": "there is", "that's": "that is", "we've": "we have", "you've": "you have",
