@@ -77,5 +77,5 @@ def test_the_per_type_table_pools_tours_question_by_question(scored):
     lines = table.splitlines()
     assert lines[0] == "| type | n | GER |"
     counts = {line.split(" | ")[0][2:]: int(line.split(" | ")[1]) for line in lines[2:]}
-    assert counts == {t: 2 * sum(q["type"] == t for q in questions) for t in EXPECT}
+    assert counts == {**{t: 2 * sum(q["type"] == t for q in questions) for t in EXPECT}, "all": 2 * len(questions)}
     assert "open " in table and "mc " in table and "acc@5 " in table and "ffr " in table

@@ -169,6 +169,15 @@ def type_table(results: list[dict[str, Any]]) -> str:
     for t in types:
         n = len(systems[names[0]].get(t, []))
         lines.append(f"| {t} | {n} | " + " | ".join(_type_cell(systems[s].get(t, [])) for s in names) + " |")
+
+    def pooled(rows: list[dict[str, Any]]) -> str:  # every question with frames to find / a goal
+        def mean(key: str) -> str:
+            vals = [r[key] for r in rows if r.get(key) is not None]
+            return f"{sum(vals) / len(vals):.2f}" if vals else "-"
+        return f"acc@1 {mean('retrieval_acc@1')}, acc@5 {mean('retrieval_acc@5')}, goal {mean('goal_success')}"
+
+    every = {s: [r for rows in systems[s].values() for r in rows] for s in names}
+    lines.append(f"| all | {len(every[names[0]])} | " + " | ".join(pooled(every[s]) for s in names) + " |")
     return "\n".join(lines)
 
 
