@@ -215,3 +215,57 @@ def test_a_first_sighting_is_the_first_visit_not_a_one_frame_glimpse():
     asker = _Asker(SimpleNamespace(by_track=dict), frames, np.random.default_rng(0), fps)
     assert asker.first_visit("plant-1") == [0] + list(range(4, 14))
     assert asker.intervals(asker.first_visit("plant-1")) == [[0, 0], [800_000_000, 2_600_000_000]]
+
+
+# build_world(seed).to_json() of seeds 0-11, hashed with the generator as it was before the
+# generalisation worlds were widened (58ca8a0): the tuned tests and numbers were measured on these
+DEFAULT_WORLDS_SHA256 = "b54fa4a10d19baf6b9d33e9bf823aa9f10cd9c8a7e40d8ee292fd0e924544ebc"
+
+
+def test_default_worlds_are_unchanged():
+    import hashlib
+
+    from vlkng_ros.eval.sim.world import build_world
+
+    h = hashlib.sha256()
+    for seed in range(12):
+        h.update(json.dumps(build_world(seed).to_json(), sort_keys=True).encode())
+    assert h.hexdigest() == DEFAULT_WORLDS_SHA256
+
+
+def test_varied_worlds_are_other_homes():
+    """--varied: other floor plans, room kinds, a catalogue the default worlds never have, and
+    other object sizes, so that nothing tuned on the default worlds fits by accident."""
+    from vlkng_ros.eval.sim.catalog import CLASSES, VARIED_CLASSES
+    from vlkng_ros.eval.sim.world import build_world
+
+    default = [build_world(s) for s in range(12)]
+    varied = [build_world(s, varied=True) for s in range(12)]
+    kinds = {r.kind for w in default for r in w.rooms}
+    vkinds = {r.kind for w in varied for r in w.rooms}
+    assert len(vkinds - kinds) >= 3  # dining / laundry room, gym, study
+    assert len({o.label for w in varied for o in w.objects} & set(VARIED_CLASSES)) >= 8
+    assert not {o.label for w in default for o in w.objects} & set(VARIED_CLASSES)
+    n_rooms = [len(w.rooms) for w in varied]
+    assert min(n_rooms) < min(len(w.rooms) for w in default) or max(n_rooms) > max(len(w.rooms) for w in default)
+    assert any(all(r.y0 >= 0 for r in w.rooms) for w in varied)  # every room on one side of the hallway
+    # per-world sizes: the same class differs in size between worlds, and from the catalogue
+    sofas = {round(2 * max(o.hx, o.hy), 3) for w in varied for o in w.objects if o.label == "sofa"}
+    assert len(sofas) >= 3 and CLASSES["sofa"].size[0] not in sofas
+    for w in varied:  # still a home: a kitchen and a living room, no room too narrow to walk into
+        assert {"kitchen", "living room"} <= {r.kind for r in w.rooms}
+        assert all(min(r.x1 - r.x0, r.y1 - r.y0) >= 1.5 for r in w.rooms)
+
+
+def test_varied_tours_ask_with_other_words(tmp_path):
+    from vlkng_ros.eval.sim.catalog import VARIED_SYNONYMS
+    from vlkng_ros.eval.sim.questions import VARIED_PHRASES
+
+    texts = []
+    for seed in (81, 82):
+        generate_tour(tmp_path / f"v{seed}", minutes=0.4, seed=seed, varied=True, log_progress=False)
+        texts += [q["question"] for q in json.loads((tmp_path / f"v{seed}" / "questions.json").read_text())["questions"]]
+    stems = [p.split("{")[0] for ps in VARIED_PHRASES.values() for p in ps if p.split("{")[0]]
+    assert sum(any(t.startswith(s) for s in stems) for t in texts) >= 3
+    words = {w for ws in VARIED_SYNONYMS.values() for w in ws}
+    assert any(any(f" {w}" in t.lower() for w in words) for t in texts)

@@ -53,6 +53,16 @@ def ask(engine, q, **kw):
     ("Which colour did the black armchair have?", "attribute", {"subject": "black armchair", "attribute": "color"}),
     ("Is there a black armchair anywhere?", "existence", {"subject": "black armchair"}),
     ("Was there a black armchair in the house?", "existence", {"subject": "black armchair", "scope_ref": ""}),
+    # how people wrap questions (none of these is a generator phrasing)
+    ("Could you please tell me how many mugs you saw in the kitchen?", "count", {"subject": "mugs", "place": "kitchen"}),
+    ("What's the total number of chairs you noticed around the dining table?", "count",
+     {"subject": "chairs", "scope_predicate": "around", "scope_ref": "dining table"}),
+    ("Do you recall noticing a fire extinguisher?", "existence", {"subject": "fire extinguisher"}),
+    ("What hue was the sofa?", "attribute", {"subject": "sofa", "attribute": "color"}),
+    ("I'm at the kitchen. Which direction is the bedroom?", "route", {"route_from": "kitchen", "route_to": "bedroom"}),
+    ("When did we see the keys for the first time?", "when", {"subject": "keys", "cue": "first"}),
+    ("The kettle: what room was it in?", "room", {"subject": "kettle"}),
+    ("Where in this house is the bed, which room?", "room", {"subject": "bed"}),
     ("Where did I see the bag?", "", {}),
     ("Is there room on the table?", "", {}),  # space, not a thing
     ("Which room do these images come from?", "", {}),
@@ -78,6 +88,15 @@ def test_count_is_distinct_objects_in_scope_with_the_objects_as_evidence(engine)
     assert whole.value.number == 9
     none = ask(engine, "How many fire extinguishers did you see?")
     assert none.value.number == 0 and not none.found and none.goal is None and not none.frames
+
+
+def test_wrapped_questions_get_the_same_typed_answers(engine):
+    plain = ask(engine, "How many chairs are around the dining table?")
+    wrapped = ask(engine, "Could you tell me how many chairs you spotted around the dining table, please?")
+    assert wrapped.answer_type == "count" and wrapped.value.number == plain.value.number == 8
+    assert ask(engine, "Do you remember seeing a fire extinguisher?").value.text == "no"
+    assert ask(engine, "Tell me the colour of the sofa.").value.text == "grey"
+    assert ask(engine, "The bed: which room was it in?").value.text == "bedroom"
 
 
 def test_distinct_objects_never_merges_two_things_seen_side_by_side():

@@ -30,8 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also write aligned depth (16UC1 mm on /camera/aligned_depth_to_color/image_raw, "
                         "RealSense-like noise and dropouts); about 0.3-0.6 MB more per frame")
     p.add_argument("--varied", action="store_true",
-                   help="generalisation worlds: per-world object sizes, 2-6 chairs per table, small things "
-                        "in ones to threes (default: the worlds the tuned numbers were measured on)")
+                   help="generalisation worlds: other floor plans and room kinds, object classes and words "
+                        "the default worlds never use, more question phrasings, per-world object sizes, 2-6 "
+                        "chairs per table, small things in ones to threes (default: the worlds the tuned "
+                        "numbers were measured on)")
     p.add_argument("--camera-offset", type=float, nargs=2, default=(0.0, 0.0), metavar=("X", "Y"),
                    help="camera mounting from the robot's centre (m forward, m left); /tf_static carries "
                         "it, /pose and /odom give the robot's centre")

@@ -84,7 +84,8 @@ def evaluate(engine: Any, questions: list[dict[str, Any]], keyframe_stamps: list
                         "answer_type": res.answer_type, "value": res.value.text,
                         "latency_s": round(latency, 4), "retrieve_s": round(res.timings_s.get("retrieve", 0.0), 4),
                         "prompt_tokens": res.prompt_tokens.get("answer", 0),
-                        "full_graph_tokens": res.prompt_tokens.get("full_graph"), "message": res.message})
+                        "full_graph_tokens": res.prompt_tokens.get("full_graph"), "message": res.message,
+                        "scores": rows[-1]})
     overall, by_type = summarize(rows, types)
     lat = sorted(a["latency_s"] for a in answers) or [0.0]
     overall["latency_p50_s"] = statistics.median(lat)
@@ -120,12 +121,64 @@ def evaluate_tour(tour_dir: Path, cfg: Any, mem_dir: Path, baselines: bool = Tru
         if baselines:
             for name, mode in BASELINES.items():
                 b = evaluate(engine, questions, stamps, mode)
-                result["baselines"][name] = {**b["overall"], "by_type": b["by_type"]}
+                result["baselines"][name] = {**b["overall"], "by_type": b["by_type"], "questions": b["questions"]}
     return result
 
 
 def _fmt(v: Any) -> str:
     return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+
+TYPE_ORDER = ["object_search", "action_place", "scene_description", "spatial_relation", "temporal",
+              "count", "room", "existence", "attribute", "when", "route", "duration"]
+
+
+def _type_cell(rows: list[dict[str, Any]]) -> str:
+    """A type's headline numbers over its questions' scores: the open-answer accuracy (v2 types),
+    the multiple-choice accuracy, else Acc@5; goal success and false-found rate where they apply."""
+    def mean(key: str) -> float | None:
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    parts = []
+    for key, name in (("open_answer_accuracy", "open"), ("answer_accuracy", "mc")):
+        if mean(key) is not None:
+            parts.append(f"{name} {mean(key):.2f}")
+    if not parts and mean("retrieval_acc@5") is not None:
+        parts.append(f"acc@5 {mean('retrieval_acc@5'):.2f}")
+    for key, name in (("goal_success", "goal"), ("false_found_rate", "ffr")):
+        if mean(key) is not None:
+            parts.append(f"{name} {mean(key):.2f}")
+    return ", ".join(parts) or "-"
+
+
+def type_table(results: list[dict[str, Any]]) -> str:
+    """One markdown table over several tours' eval results (``evaluate_tour``): per question type,
+    the number of questions and each system's headline numbers, pooled question by question."""
+    systems: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in results:
+        runs = {r["mode"].upper(): r["questions"], **{n: b.get("questions", []) for n, b in r["baselines"].items()}}
+        for name, qs in runs.items():
+            for q in qs:
+                if "scores" in q:
+                    systems.setdefault(name, {}).setdefault(q["type"], []).append(q["scores"])
+    names = list(systems)
+    types = sorted({t for s in systems.values() for t in s},
+                   key=lambda t: (TYPE_ORDER.index(t) if t in TYPE_ORDER else len(TYPE_ORDER), t))
+    lines = ["| type | n | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
+    for t in types:
+        n = len(systems[names[0]].get(t, []))
+        lines.append(f"| {t} | {n} | " + " | ".join(_type_cell(systems[s].get(t, [])) for s in names) + " |")
+
+    def pooled(rows: list[dict[str, Any]]) -> str:  # every question with frames to find / a goal
+        def mean(key: str) -> str:
+            vals = [r[key] for r in rows if r.get(key) is not None]
+            return f"{sum(vals) / len(vals):.2f}" if vals else "-"
+        return f"acc@1 {mean('retrieval_acc@1')}, acc@5 {mean('retrieval_acc@5')}, goal {mean('goal_success')}"
+
+    every = {s: [r for rows in systems[s].values() for r in rows] for s in names}
+    lines.append(f"| all | {len(every[names[0]])} | " + " | ".join(pooled(every[s]) for s in names) + " |")
+    return "\n".join(lines)
 
 
 def write_report(result: dict[str, Any], path: Path) -> None:
@@ -139,6 +192,8 @@ def write_report(result: dict[str, Any], path: Path) -> None:
              f"perception noise {result['noise']}, mode {result['mode']}.", "", "## Systems", "",
              "| system | " + " | ".join(METRIC_KEYS) + " |", "|---" * (len(METRIC_KEYS) + 1) + "|"]
     lines += [f"| {name} | " + " | ".join(_fmt(m.get(k)) for k in METRIC_KEYS) + " |" for name, m in systems.items()]
+    if any("scores" in q for q in result["questions"]):
+        lines += ["", "## By question type, every system", "", type_table([result])]
     lines += ["", f"## By question type ({result['mode']})", "",
               "| type | n | " + " | ".join(METRIC_KEYS) + " |", "|---" * (len(METRIC_KEYS) + 2) + "|"]
     lines += [f"| {t} | {int(m['n'])} | " + " | ".join(_fmt(m.get(k)) for k in METRIC_KEYS) + " |"

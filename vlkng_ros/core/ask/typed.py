@@ -67,17 +67,38 @@ def _search(engine: "AskEngine", text: str, top_k: int, mode: str) -> tuple[AskR
 
 
 def _where(subject: str, place: str = "") -> str:
-    return f"Where is the {subject}" + (f" in the {place}" if place else "") + "?"
+    """The object search for a thing asked about, its head noun singular ("how many cushions"
+    looks for a cushion: a plural must not make the sofa they lie on the better match)."""
+    from .query import singular
+
+    head = subject.split()
+    if head:
+        head[-1] = singular(head[-1])
+    return f"Where is the {' '.join(head)}" + (f" in the {place}" if place else "") + "?"
 
 
 def _kinds(engine: "AskEngine", sub: "Subgraph", lead: ObjectNode, floor: float) -> set[str]:
     """The labels that name the same kind of thing as the best match (chair/seat/...), among
-    the labels that matched the question at all."""
-    labels = {lead.label.lower()}
+    the labels that matched the question at all. A label the lexicon calls strictly more general
+    than the best match is not one of them: asked for easy chairs (best match "armchair"), a
+    thing only called "chair" is not known to be an easy chair; nor is one whose name the lexicon
+    knows but relates to the best match neither way (a dresser is not a wardrobe, however close
+    their embeddings); labels the lexicon does not know are judged by embeddings alone."""
+    from ..lexicon import is_kind_of
+
+    top = lead.label.lower()
+    labels = {top}
+    lex = engine._labels.lexicon
     for oid in sub.targets():
-        node = sub.objects[oid]
-        if sub.relevance.get(oid, 0.0) >= floor and engine._labels.same_kind(lead.label.lower(), node.label.lower()):
-            labels.add(node.label.lower())
+        label = sub.objects[oid].label.lower()
+        if label in labels or sub.relevance.get(oid, 0.0) < floor or not engine._labels.same_kind(top, label):
+            continue
+        up, down = is_kind_of(lex, top, label), is_kind_of(lex, label, top)
+        if up and not down:
+            continue  # "chair" for the best match "armchair"
+        if not (up or down) and lex.names_a_thing(top) and lex.names_a_thing(label):
+            continue  # both words known, neither a name or kind of the other: wardrobe vs dresser
+        labels.add(label)
     return labels
 
 

@@ -210,3 +210,72 @@ def size_word(size: tuple[float, float, float]) -> str:
     """small / medium / large from an object's largest dimension."""
     m = max(size)
     return "small" if m < 0.4 else ("medium" if m < 1.0 else "large")
+
+
+# -- generalisation worlds (``vlkng sim --varied``) only; the default worlds never use these ------
+# Classes the default worlds never contain (another catalogue), with their own words.
+VARIED_CLASSES: dict[str, ObjectClass] = {c.label: c for c in [
+    ObjectClass("dresser", True, (1.1, 0.5, 0.9), ("brown", "white", "gray"), ("wood",),
+                ("store clothes in", "put things on"), ("chest of drawers", "bureau"), surface=True),
+    ObjectClass("treadmill", True, (0.8, 1.8, 1.3), ("black", "gray"), ("metal", "plastic"),
+                ("run on", "exercise on"), ("running machine", "exercise machine")),
+    ObjectClass("washing machine", True, (0.6, 0.6, 0.85), ("white", "silver"), ("metal",),
+                ("wash clothes in",), ("washer", "laundry machine")),
+    ObjectClass("sideboard", True, (1.6, 0.45, 0.85), ("brown", "white", "black"), ("wood",),
+                ("store dishes in", "put things on"), ("buffet", "credenza"), surface=True),
+    ObjectClass("piano", True, (1.5, 0.6, 1.2), ("black", "brown", "white"), ("wood",),
+                ("play music on",), ("upright piano", "keyboard instrument")),
+    ObjectClass("microwave", False, (0.48, 0.36, 0.28), ("white", "silver", "black"), ("metal",),
+                ("heat food", "warm up leftovers"), ("microwave oven",)),
+    ObjectClass("dumbbell", False, (0.3, 0.12, 0.12), ("black", "gray", "blue"), ("metal",),
+                ("lift weights with",), ("hand weight", "free weight")),
+    ObjectClass("guitar", False, (0.38, 0.12, 1.0), ("brown", "black", "red"), ("wood",),
+                ("play music on",), ("acoustic guitar",)),
+    ObjectClass("trash can", False, (0.3, 0.3, 0.45), ("gray", "black", "white"), ("plastic", "metal"),
+                ("throw rubbish in",), ("bin", "waste basket", "garbage can")),
+    ObjectClass("fire extinguisher", False, (0.16, 0.16, 0.5), ("red",), ("metal",),
+                ("put out a fire",), ("extinguisher",)),
+    ObjectClass("printer", False, (0.45, 0.38, 0.22), ("white", "black", "gray"), ("plastic",),
+                ("print documents",), ("inkjet printer", "laser printer")),
+    ObjectClass("candle", False, (0.08, 0.08, 0.15), ("white", "red", "yellow", "purple"), ("wax",),
+                ("give light",), ("tea light",)),
+    ObjectClass("teapot", False, (0.22, 0.16, 0.18), ("white", "blue", "green"), ("ceramic",),
+                ("make tea", "pour tea"), ("tea kettle",)),
+]}
+ALL_CLASSES: dict[str, ObjectClass] = {**CLASSES, **VARIED_CLASSES}
+
+# More words a question may use for a class (on top of ``synonyms``): other dialects, brand-like
+# and everyday names the tuned worlds never asked with.
+VARIED_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "fridge": ("icebox", "cooler"), "sofa": ("lounge", "loveseat", "davenport"), "tv": ("telly", "flatscreen"),
+    "mug": ("beaker", "tumbler"), "shelf": ("shelving unit", "rack"), "bed": ("double bed", "bunk"),
+    "wardrobe": ("clothes cupboard",), "toilet": ("lavatory", "commode"), "lamp": ("lampshade", "reading light"),
+    "backpack": ("knapsack", "daypack"), "laptop": ("macbook", "notebook"), "plant": ("fern", "greenery"),
+    "cushion": ("bolster",), "kettle": ("tea kettle",), "stove": ("hob", "range"), "counter": ("countertop",),
+    "remote": ("zapper",), "chair": ("stool", "dining chair"), "table": ("kitchen table",),
+    "desk": ("bureau desk", "computer desk"), "towel": ("hand towel",), "umbrella": ("rain umbrella",),
+    "bowl": ("basin bowl", "salad bowl"), "book": ("hardback", "textbook"), "armchair": ("recliner", "wingback"),
+    "monitor": ("computer screen",), "nightstand": ("night table",), "sink": ("hand basin",),
+}
+
+# Room kinds and contents only the generalisation worlds have, and extra things in the usual rooms.
+VARIED_ROOM_KINDS = ["office", "bedroom", "bathroom", "bedroom", "dining room", "laundry room", "gym", "study"]
+VARIED_FLOOR_COLORS: dict[str, tuple[int, int, int]] = {
+    "dining room": (142, 104, 70), "laundry room": (176, 178, 170), "gym": (70, 74, 80), "study": (120, 96, 74)}
+VARIED_ROOM_FURNITURE: dict[str, list[tuple[str, str]]] = {
+    "dining room": [("table", "center"), ("chair", "with:table"), ("sideboard", "wall"), ("shelf", "wall")],
+    "laundry room": [("washing machine", "wall"), ("sink", "wall"), ("shelf", "wall")],
+    "gym": [("treadmill", "wall"), ("bench", "wall"), ("shelf", "wall")],
+    "study": [("desk", "wall"), ("chair", "with:desk"), ("piano", "wall"), ("armchair", "wall")],
+    "bedroom": [("dresser", "wall")], "living room": [("piano", "wall")], "hallway": [("sideboard", "wall")],
+}
+VARIED_ROOM_SMALL: dict[str, list[tuple[str, str]]] = {
+    "dining room": [("vase", "on:table|sideboard"), ("candle", "on:table|sideboard"), ("bowl", "on:table"),
+                    ("teapot", "on:sideboard|table")],
+    "laundry room": [("laundry basket", "floor"), ("towel", "on:shelf|washing machine"), ("trash can", "floor")],
+    "gym": [("dumbbell", "floor"), ("towel", "on:bench"), ("fire extinguisher", "floor"), ("plant", "floor")],
+    "study": [("printer", "on:desk"), ("lamp", "on:desk"), ("guitar", "floor"), ("book", "on:desk|armchair")],
+    "kitchen": [("microwave", "on:counter"), ("trash can", "floor"), ("fire extinguisher", "floor")],
+    "living room": [("candle", "on:coffee table|shelf"), ("guitar", "floor")],
+    "office": [("printer", "on:desk|shelf"), ("trash can", "floor")],
+}

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from vlkng_ros.eval.sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, CLASSES, COLORS
+from vlkng_ros.eval.sim.catalog import (ACTION_PHRASES, AFFORDANCE_PHRASES, ALL_CLASSES, CLASSES, COLORS,
+                                        VARIED_SYNONYMS)
 from vlkng_ros.eval.sim.world import SimObject, World
 
 TYPES = ["object_search", "scene_description", "spatial_relation", "action_place", "temporal",
@@ -32,6 +33,22 @@ COLOR_FORMS = {"gray": ["gray", "grey"], "navy": ["navy", "navy blue", "dark blu
 MATERIALS = ["wood", "metal", "glass", "plastic", "fabric", "ceramic", "leather", "stone", "paper"]
 LETTERS = "ABCD"
 VISIT_GAP_S = 2.0  # visibility gaps up to this long do not end a sighting (first-sighting questions)
+# Generalisation worlds (World.varied) ask each open type in more ways than the tuned worlds.
+VARIED_PHRASES: dict[str, list[str]] = {
+    "count": ["What's the number of {} you came across?", "Tell me how many {} you spotted.",
+              "How many {} have you seen so far?", "Roughly how many {} were around?"],
+    "count_scoped": ["Could you count the {} {} the {}?", "What is the number of {} {} the {}?"],
+    "room": ["Where in the house is the {}? Which room?", "Tell me the room the {} is in.",
+             "The {}: which room was it in?", "Which part of the house has the {}?"],
+    "existence": ["Do you remember seeing {a} {w}?", "Did we come across {a} {w}?", "Have you spotted {a} {w}?",
+                  "Does the house have {a} {w}?"],
+    "color": ["Tell me the colour of the {}.", "What was the colour of the {}?", "What shade was the {}?"],
+    "material": ["What's the {} made from?", "What is the material of the {}?"],
+    "first": ["At what time did you first spot the {}?", "When did we first come across the {}?"],
+    "last": ["What time did you last notice the {}?", "When did we see the {} for the last time?"],
+    "route": ["I'm in the {a}. How do I reach the {b}?", "Can you tell me the way from the {a} to the {b}?",
+              "Starting at the {a}, which direction is the {b}?"],
+}
 
 
 def _article(word: str) -> str:
@@ -88,8 +105,9 @@ class _Asker:
         return out
 
     def word(self, label: str) -> str:
-        """The label or one of its synonyms (about half the time)."""
-        syn = CLASSES[label].synonyms
+        """The label or one of its synonyms (about half the time; generalisation worlds also use
+        words the tuned worlds never asked with)."""
+        syn = ALL_CLASSES[label].synonyms + (VARIED_SYNONYMS.get(label, ()) if self.world.varied else ())
         if syn and self.rng.random() < 0.5:
             return str(syn[int(self.rng.integers(len(syn)))])
         return label
@@ -127,7 +145,10 @@ class _Asker:
         opts = picks[:pos] + [correct] + picks[pos:]
         return [f"{LETTERS[i]}. {t}" for i, t in enumerate(opts)], LETTERS[pos]
 
-    def pick(self, phrasings: list[str]) -> str:
+    def pick(self, phrasings: list[str], varied: str = "") -> str:
+        """One of ``phrasings`` (in a generalisation world also one of VARIED_PHRASES[varied])."""
+        if varied and self.world.varied:
+            phrasings = phrasings + VARIED_PHRASES[varied]
         return phrasings[int(self.rng.integers(len(phrasings)))]
 
     def question(self, qtype: str, text: str, frames_idx: list[int], targets: list[str],
@@ -336,7 +357,7 @@ class _AskerV2(_Asker):
                 continue  # a glimpse may or may not count: no ground truth a person would agree on
             n = len(tracks)
             text = self.pick(["How many {} did you see?", "How many {} were there in total?",
-                              "Count the {} you passed: how many?", "How many {} are in this home?"]).format(self.plural(label))
+                              "Count the {} you passed: how many?", "How many {} are in this home?"], "count").format(self.plural(label))
             idx = sorted({k for t in tracks for k in self.vis[t]})
             out.append(self.open_q("count", text, idx, tracks, [str(n), NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)]))
         # scoped: "how many books on the shelf" (what stands on it), "how many chairs around the
@@ -359,7 +380,7 @@ class _AskerV2(_Asker):
             sn = self.name(sup)
             if not sn:
                 continue
-            text = self.pick(["How many {} are {} the {}?", "How many {} did you see {} the {}?"]).format(
+            text = self.pick(["How many {} are {} the {}?", "How many {} did you see {} the {}?"], "count_scoped").format(
                 self.plural(label), rel, sn)
             out.append(self.open_q("count", text, sorted({k for t in tracks for k in self.vis[t]}), tracks,
                                    [str(n), NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)]))
@@ -375,7 +396,7 @@ class _AskerV2(_Asker):
             if not n or " in the " in n:
                 continue
             text = self.pick(["In which room did you see the {}?", "Which room is the {} in?",
-                              "What room was the {} in?", "In which room is the {}?"]).format(n)
+                              "What room was the {} in?", "In which room is the {}?"], "room").format(n)
             out.append(self.open_q("room", text, self.vis[t], [t], [place], goal=True))
         return out
 
@@ -385,12 +406,12 @@ class _AskerV2(_Asker):
                "Was there {a} {w} in the house?"]
         for t in self.good:
             w = self.word(self.objs[t].label)
-            out.append(self.open_q("existence", self.pick(phr).format(a=_article(w), w=w), self.vis[t], [t], ["yes"]))
+            out.append(self.open_q("existence", self.pick(phr, "existence").format(a=_article(w), w=w), self.vis[t], [t], ["yes"]))
         present = {o.label for o in self.world.objects}
-        absent = [c for c in sorted(CLASSES) if c not in present]
+        absent = [c for c in sorted(ALL_CLASSES if self.world.varied else CLASSES) if c not in present]
         for label in [absent[int(i)] for i in self.rng.permutation(len(absent))[:4]]:
             w = self.word(label)
-            q = {"id": "", "type": "existence", "question": self.pick(phr).format(a=_article(w), w=w),
+            q = {"id": "", "type": "existence", "question": self.pick(phr, "existence").format(a=_article(w), w=w),
                  "options": None, "answer": "no", "answers": ["no"], "frames": [], "targets": [],
                  "expect_found": False}
             out.append(q)
@@ -402,11 +423,12 @@ class _AskerV2(_Asker):
             o = self.objs[t]
             n = self.name(t, allow_color=False)
             if n:
-                text = self.pick(["What colour was the {}?", "What color is the {}?", "Which colour did the {} have?"]).format(n)
+                text = self.pick(["What colour was the {}?", "What color is the {}?", "Which colour did the {} have?"],
+                                 "color").format(n)
                 out.append(self.open_q("attribute", text, self.vis[t], [t], COLOR_FORMS.get(o.color, [o.color])))
             n = self.name(t, allow_material=False)
             if n and o.material in MATERIAL_FORMS and self.rng.random() < 0.6:
-                text = self.pick(["What was the {} made of?", "What material is the {}?"]).format(n)
+                text = self.pick(["What was the {} made of?", "What material is the {}?"], "material").format(n)
                 out.append(self.open_q("attribute", text, self.vis[t], [t], MATERIAL_FORMS[o.material]))
         return out
 
@@ -418,7 +440,7 @@ class _AskerV2(_Asker):
                 continue
             if self.rng.random() < 0.5:
                 idx = self.first_visit(t)
-                text = self.pick(["When did you first see the {}?", "When did I first pass the {}?"]).format(n)
+                text = self.pick(["When did you first see the {}?", "When did I first pass the {}?"], "first").format(n)
                 answer = self.stamps[idx[0]]
             else:
                 rev = sorted(self.vis[t])[::-1]
@@ -426,7 +448,7 @@ class _AskerV2(_Asker):
                 while end + 1 < len(rev) and rev[end] - rev[end + 1] <= 1 + VISIT_GAP_S * self.fps:
                     end += 1
                 idx = rev[:end + 1][::-1]
-                text = self.pick(["When did you last see the {}?", "When did I last see the {}?"]).format(n)
+                text = self.pick(["When did you last see the {}?", "When did I last see the {}?"], "last").format(n)
                 answer = self.stamps[idx[-1]]
             out.append(self.open_q("when", text, idx, [t], [str(answer)]))
         return out
@@ -457,7 +479,7 @@ class _AskerV2(_Asker):
                     pairs[(a, b)] = list(passed)
                     out.append(self.open_q("route", self.pick([
                         "From the {a}, which way to the {b}?", "How do I get from the {a} to the {b}?",
-                        "Which way is the {b} from the {a}?"]).format(a=a, b=b),
+                        "Which way is the {b} from the {a}?"], "route").format(a=a, b=b),
                         list(range(b_start, b_end + 1)), [], [", ".join(passed)]))
         return out
 

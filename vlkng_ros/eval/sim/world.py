@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vlkng_ros.eval.sim.catalog import (CLASSES, COLORS, FLOOR_COLORS, ROOM_FURNITURE,
-                                        ROOM_KINDS_OPTIONAL, ROOM_SMALL, WALL_COLORS, size_word)
+from vlkng_ros.eval.sim.catalog import (ALL_CLASSES, COLORS, FLOOR_COLORS, ROOM_FURNITURE,
+                                        ROOM_KINDS_OPTIONAL, ROOM_SMALL, VARIED_FLOOR_COLORS,
+                                        VARIED_ROOM_FURNITURE, VARIED_ROOM_KINDS, VARIED_ROOM_SMALL,
+                                        WALL_COLORS, size_word)
 
 WALL_HEIGHT = 2.5
 DOOR_WIDTH = 0.95
@@ -22,8 +24,11 @@ ROBOT_RADIUS = 0.35
 SURFACE_HEIGHT = {"sofa": 0.45, "bed": 0.55}  # where things rest, when not the top of the box
 DUPLICATE_LOOK = ("plant",)
 # Variety between worlds (so that nothing tuned on one world fits by accident): every class gets a
-# per-world size scale, a table gets 2-6 chairs, and some small things come in ones to threes.
-SIZE_SCALE = (0.8, 1.25)
+# per-world size scale, a table gets 2-6 chairs, some small things come in ones to threes, floor
+# plans have 3-7 rooms of wider sizes (rooms on one or both sides of hallways of 1.5-2.8 m; kinds
+# include a second bedroom, dining and laundry rooms, a gym, a study), and a catalogue of classes
+# the default worlds never have (catalog.VARIED_*).
+SIZE_SCALE = (0.7, 1.4)
 SATELLITES = {"chair": (2, 6)}  # "with:<anchor>" furniture: how many of them, per anchor
 MULTIPLES = {"mug": 3, "book": 3, "cushion": 3, "pillow": 2, "towel": 2, "plant": 2, "apple": 3}  # later instances look exactly like the first (association is not trivial)
 
@@ -95,6 +100,7 @@ class World:
     bounds: tuple[float, float, float, float]  # x0, y0, x1, y1 of the whole plan
     room_grid: np.ndarray = field(repr=False, default=None)  # int8 room index per cell, -1 outside
     free_grid: np.ndarray = field(repr=False, default=None)  # bool, where the robot centre may be
+    varied: bool = False  # a generalisation world (other catalogue, layouts, words)
 
     def by_track(self) -> dict[str, SimObject]:
         return {o.gt_track: o for o in self.objects}
@@ -179,16 +185,25 @@ def _article(word: str) -> str:
 # floor plan
 
 
-def _floor_plan(rng: np.random.Generator) -> tuple[list[Room], np.ndarray]:
-    n_rooms = int(rng.integers(4, 7))  # hallway included
-    kinds = ["kitchen", "living room"] + [str(k) for k in rng.permutation(ROOM_KINDS_OPTIONAL)[: n_rooms - 3]]
+def _floor_plan(rng: np.random.Generator, varied: bool = False) -> tuple[list[Room], np.ndarray]:
+    if varied:  # 3-7 rooms off the hallway, more kinds, on one or both sides, wider size ranges
+        n_rooms = int(rng.integers(4, 9))
+        kinds = ["kitchen", "living room"] + [str(k) for k in rng.permutation(VARIED_ROOM_KINDS)[: n_rooms - 3]]
+    else:
+        n_rooms = int(rng.integers(4, 7))  # hallway included
+        kinds = ["kitchen", "living room"] + [str(k) for k in rng.permutation(ROOM_KINDS_OPTIONAL)[: n_rooms - 3]]
     kinds = [kinds[i] for i in rng.permutation(len(kinds))]
     n_top = (len(kinds) + 1) // 2
+    if varied and len(kinds) <= 4 and rng.random() < 0.4:
+        n_top = len(kinds)  # every room on one side of the hallway
     sides = {"top": kinds[:n_top], "bottom": kinds[n_top:]}
-    hall_w = float(rng.uniform(1.8, 2.2))
+    hall_w = float(rng.uniform(1.5, 2.8) if varied else rng.uniform(1.8, 2.2))
+    stretch = (0.8, 1.3) if varied else None
 
     def width_of(kind: str) -> float:
         lo, hi = {"bathroom": (2.6, 3.2), "office": (3.4, 4.4), "bedroom": (3.6, 4.6)}.get(kind, (4.2, 5.4))
+        if stretch:
+            lo, hi = max(2.4, lo * stretch[0]), hi * stretch[1]
         return round(float(rng.uniform(lo, hi)), 2)
 
     widths = {s: [width_of(k) for k in ks] for s, ks in sides.items()}
@@ -203,9 +218,11 @@ def _floor_plan(rng: np.random.Generator) -> tuple[list[Room], np.ndarray]:
         x = 0.0
         for kind, w in zip(sides[side], widths[side]):
             depth = round(float(rng.uniform(3.0, 3.6) if kind == "bathroom" else rng.uniform(3.8, 5.0)), 2)
+            if varied:
+                depth = round(depth * float(rng.uniform(0.85, 1.3)), 2)
             y0, y1 = (hall_w, hall_w + depth) if side == "top" else (-depth, 0.0)
             room = Room(len(rooms), kind, x, y0, x + w, y1, wall_cycle[len(rooms) % len(wall_cycle)],
-                        FLOOR_COLORS[kind])
+                        {**FLOOR_COLORS, **VARIED_FLOOR_COLORS}[kind])
             door_x = float(rng.uniform(x + 0.7 + DOOR_WIDTH / 2, x + w - 0.7 - DOOR_WIDTH / 2))
             wall_y = y0 if side == "top" else y1
             inward = 1.0 if side == "top" else -1.0
@@ -251,8 +268,8 @@ class _Placer:
     def new_object(self, label: str, room: int, x: float, y: float, z: float, along_x: bool,
                    look: tuple[str, str] | None = None, support: SimObject | None = None,
                    support_rel: str | None = None) -> SimObject:
-        cls = CLASSES[label]
-        scale = self.scales.setdefault(label, float(self.rng.uniform(*SIZE_SCALE))) if self.varied else 1.0
+        cls = ALL_CLASSES[label]
+        scale = self.scales.setdefault(label, _span(self.rng, *SIZE_SCALE)) if self.varied else 1.0
         w, d, h = (v * scale for v in cls.size)
         if look is None:
             look = self.pick_look(label)
@@ -270,7 +287,7 @@ class _Placer:
         return obj
 
     def pick_look(self, label: str) -> tuple[str, str]:
-        cls = CLASSES[label]
+        cls = ALL_CLASSES[label]
         if label in DUPLICATE_LOOK and label in self.first_look:
             return self.first_look[label]
         fresh = [c for c in cls.colors if c not in self.used_colors.get(label, set())] or list(cls.colors)
@@ -292,17 +309,17 @@ class _Placer:
         return False
 
     def place_wall(self, label: str, room: Room) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         for _ in range(60):
             side = int(self.rng.integers(4))
             along_x = side in (0, 1)
             ext_along, ext_across = w / 2, d / 2
             if along_x:
-                x = float(self.rng.uniform(room.x0 + ext_along + 0.05, room.x1 - ext_along - 0.05))
+                x = _span(self.rng, room.x0 + ext_along + 0.05, room.x1 - ext_along - 0.05)
                 y = room.y0 + ext_across + 0.03 if side == 0 else room.y1 - ext_across - 0.03
                 box = (x - ext_along, y - ext_across, x + ext_along, y + ext_across)
             else:
-                y = float(self.rng.uniform(room.y0 + ext_along + 0.05, room.y1 - ext_along - 0.05))
+                y = _span(self.rng, room.y0 + ext_along + 0.05, room.y1 - ext_along - 0.05)
                 x = room.x0 + ext_across + 0.03 if side == 2 else room.x1 - ext_across - 0.03
                 box = (x - ext_across, y - ext_along, x + ext_across, y + ext_along)
             if not self.blocked(box, room):
@@ -310,18 +327,18 @@ class _Placer:
         return None
 
     def place_center(self, label: str, room: Room) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         for _ in range(60):
             along_x = bool(self.rng.integers(2))
             hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
-            x = float(self.rng.uniform(room.x0 + hx + 0.9, room.x1 - hx - 0.9)) if room.x1 - room.x0 > 2 * hx + 1.8 else room.center[0]
-            y = float(self.rng.uniform(room.y0 + hy + 0.9, room.y1 - hy - 0.9)) if room.y1 - room.y0 > 2 * hy + 1.8 else room.center[1]
+            x = _span(self.rng, room.x0 + hx + 0.9, room.x1 - hx - 0.9) if room.x1 - room.x0 > 2 * hx + 1.8 else room.center[0]
+            y = _span(self.rng, room.y0 + hy + 0.9, room.y1 - hy - 0.9) if room.y1 - room.y0 > 2 * hy + 1.8 else room.center[1]
             if not self.blocked((x - hx, y - hy, x + hx, y + hy), room):
                 return self.new_object(label, room.index, x, y, 0.0, along_x)
         return None
 
     def place_with(self, label: str, room: Room, anchor: SimObject, look: tuple[str, str] | None) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         slots: list[tuple[float, float, bool]] = []
         gap = 0.12 if label == "chair" else 0.05
         if label == "chair":  # around the anchor, on every side
@@ -337,10 +354,10 @@ class _Placer:
                 side = int(self.rng.integers(4))
                 along_x = side in (0, 1)
                 if along_x:
-                    x = float(self.rng.uniform(room.x0 + w / 2 + 0.05, room.x1 - w / 2 - 0.05))
+                    x = _span(self.rng, room.x0 + w / 2 + 0.05, room.x1 - w / 2 - 0.05)
                     y = room.y0 + d / 2 + 0.03 if side == 0 else room.y1 - d / 2 - 0.03
                 else:
-                    y = float(self.rng.uniform(room.y0 + w / 2 + 0.05, room.y1 - w / 2 - 0.05))
+                    y = _span(self.rng, room.y0 + w / 2 + 0.05, room.y1 - w / 2 - 0.05)
                     x = room.x0 + d / 2 + 0.03 if side == 2 else room.x1 - d / 2 - 0.03
                 hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
                 if self.blocked((x - hx, y - hy, x + hx, y + hy), room):
@@ -360,13 +377,13 @@ class _Placer:
         return None
 
     def place_small(self, label: str, room: Room, placement: str) -> SimObject | None:
-        w, d, _ = CLASSES[label].size
+        w, d, _ = ALL_CLASSES[label].size
         along_x = bool(self.rng.integers(2))
         hx, hy = (w / 2, d / 2) if along_x else (d / 2, w / 2)
         if placement == "floor":
             for _ in range(60):
-                x = float(self.rng.uniform(room.x0 + hx + 0.05, room.x1 - hx - 0.05))
-                y = float(self.rng.uniform(room.y0 + hy + 0.05, room.y1 - hy - 0.05))
+                x = _span(self.rng, room.x0 + hx + 0.05, room.x1 - hx - 0.05)
+                y = _span(self.rng, room.y0 + hy + 0.05, room.y1 - hy - 0.05)
                 near_wall = min(x - room.x0, room.x1 - x, y - room.y0, room.y1 - y) < 0.6
                 if near_wall and not self.blocked((x - hx, y - hy, x + hx, y + hy), room):
                     return self.new_object(label, room.index, x, y, 0.0, along_x)
@@ -390,11 +407,11 @@ class _Placer:
             for _ in range(20):
                 if sup.hx >= sup.hy:
                     front = 1.0 if abs(sup.y - sup.hy - room.y0) < abs(sup.y + sup.hy - room.y1) else -1.0
-                    x = float(self.rng.uniform(sup.x - sup.hx + hx, sup.x + sup.hx - hx))
+                    x = _span(self.rng, sup.x - sup.hx + hx, sup.x + sup.hx - hx)
                     y = sup.y + front * sup.hy
                 else:
                     front = 1.0 if abs(sup.x - sup.hx - room.x0) < abs(sup.x + sup.hx - room.x1) else -1.0
-                    y = float(self.rng.uniform(sup.y - sup.hy + hy, sup.y + sup.hy - hy))
+                    y = _span(self.rng, sup.y - sup.hy + hy, sup.y + sup.hy - hy)
                     x = sup.x + front * sup.hx
                 box = (x - hx, y - hy, x + hx, y + hy)
                 if not any(o.support == sup.gt_track and _overlaps(box, o.footprint(0.05)) for o in self.objects):
@@ -403,13 +420,19 @@ class _Placer:
         if hx * 2 > sup.hx * 2 - 0.04 or hy * 2 > sup.hy * 2 - 0.04:
             return None
         for _ in range(30):
-            x = float(self.rng.uniform(sup.x - sup.hx + hx + 0.02, sup.x + sup.hx - hx - 0.02))
-            y = float(self.rng.uniform(sup.y - sup.hy + hy + 0.02, sup.y + sup.hy - hy - 0.02))
+            x = _span(self.rng, sup.x - sup.hx + hx + 0.02, sup.x + sup.hx - hx - 0.02)
+            y = _span(self.rng, sup.y - sup.hy + hy + 0.02, sup.y + sup.hy - hy - 0.02)
             box = (x - hx, y - hy, x + hx, y + hy)
             if not any(o.support == sup.gt_track and o.support_rel == "on" and _overlaps(box, o.footprint(0.06))
                        for o in self.objects):
                 return (x, y)
         return None
+
+
+def _span(rng: np.random.Generator, lo: float, hi: float) -> float:
+    """A uniform draw in [lo, hi]; when the range is empty (a thing wider than the room), its
+    midpoint without a draw (the caller's box then fails its room check and it tries again)."""
+    return float(rng.uniform(lo, hi)) if hi >= lo else (lo + hi) / 2.0
 
 
 def _varied_furniture(spec: list[tuple[str, str]], rng: np.random.Generator) -> list[tuple[str, str]]:
@@ -432,12 +455,12 @@ def build_world(seed: int, varied: bool = False) -> World:
     2-6 chairs at a table, some small things in ones to threes (the generalisation sets); off,
     the worlds the tuned tests and earlier numbers were measured on."""
     rng = np.random.default_rng([int(seed), 0x5EED])
-    rooms, walls = _floor_plan(rng)
+    rooms, walls = _floor_plan(rng, varied)
     placer = _Placer(rng, rooms, varied)
     for room in rooms:
         anchors: dict[str, SimObject] = {}
         set_look: dict[str, tuple[str, str]] = {}
-        spec = ROOM_FURNITURE[room.kind]
+        spec = ROOM_FURNITURE.get(room.kind, []) + (VARIED_ROOM_FURNITURE.get(room.kind, []) if varied else [])
         for label, where in (_varied_furniture(spec, rng) if varied else spec):
             if where == "wall":
                 obj = placer.place_wall(label, room)
@@ -454,7 +477,7 @@ def build_world(seed: int, varied: bool = False) -> World:
             if obj is not None:
                 anchors.setdefault(label, obj)
     for room in rooms:
-        for label, placement in ROOM_SMALL[room.kind]:
+        for label, placement in ROOM_SMALL.get(room.kind, []) + (VARIED_ROOM_SMALL.get(room.kind, []) if varied else []):
             keep = label in DUPLICATE_LOOK or rng.random() < 0.85
             copies = (int(rng.integers(1, MULTIPLES.get(label, 1) + 1)) if varied else 1) if keep else 0
             for _ in range(copies):
@@ -464,7 +487,7 @@ def build_world(seed: int, varied: bool = False) -> World:
     xs = [v for r in rooms for v in (r.x0, r.x1)]
     ys = [v for r in rooms for v in (r.y0, r.y1)]
     bounds = (min(xs) - 0.5, min(ys) - 0.5, max(xs) + 0.5, max(ys) + 0.5)
-    world = World(int(seed), rooms, walls, objects, bounds)
+    world = World(int(seed), rooms, walls, objects, bounds, varied=varied)
     world.room_grid = _room_grid(rooms, bounds)
     world.free_grid = free_space(world)
     return world
@@ -508,7 +531,7 @@ def move_objects(world: World, count: int, seed: int) -> list[str]:
         raise ValueError(f"--move-objects {count}: this world has only {len(movable)} movable objects")
     placer = _Placer(rng, world.rooms)
     placer.objects = world.objects
-    surfaces = [o for o in world.objects if o.furniture and CLASSES[o.label].surface]
+    surfaces = [o for o in world.objects if o.furniture and ALL_CLASSES[o.label].surface]
     moved: list[str] = []
     for obj in [movable[int(i)] for i in rng.permutation(len(movable))]:
         if len(moved) == count:
