@@ -42,6 +42,9 @@ JUMP_M = 0.06  # a depth step bigger than this (plus 3 sigma) between neighbours
 BEHIND_WIDTH_SHARE = 0.5  # unseen extent along the view, as a share of the width, when seen face on
 MAX_EXTENT_M = 2.5
 FLOOR_BAND_M = 0.04  # readings this near the floor plane are floor, not the object
+NEAR_PERCENTILE = 15.0  # the object's front: this percentile of its readings' depths (not a bin edge: noise-biased)
+CUT_VAR_M2 = 0.5  # added to both variances of a fix whose box the image border cuts
+OUTLINE_SHARE = 0.05  # readings at either end of the outline (by bearing) that locate its corners
 BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
 
 
@@ -140,12 +143,21 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     near, far = (lo2, hi2) if zs.size >= MIN_POINTS and inside.any() else (float(zs.min()), float(zs.max()))
     spread = far - near
     width = float(max(0.02, x_hi - x_lo))
+    x_mid = 0.5 * (x_lo + x_hi)
     # seen from above or at an angle, the readings reach from the object's near side to its far
     # side; face on, only its front shows, and its depth is taken as half its width
     behind = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, BEHIND_WIDTH_SHARE * width / 2.0))
+    front = near
+    if zs.size >= MIN_POINTS:
+        # the outline's two ends (the readings at the smallest and largest bearing): seen at an
+        # angle, they are the corners either side of the near one, and a box's centre is their
+        # midpoint (the hidden corner completes the parallelogram); face on, the front face's ends
+        front = float(np.percentile(zs, NEAR_PERCENTILE))
+        mid_x, mid_z = _outline_mid(xs, zs)
+        if mid_z - front > behind:
+            behind, x_mid = min(MAX_EXTENT_M / 2.0, mid_z - front), mid_x
     extent = 2.0 * behind
-    zc = near + behind
-    x_mid = 0.5 * (x_lo + x_hi)
+    zc = front + behind
     v_mid = ((bbox[1] + bbox[3]) / 2.0 - camera.cy) / camera.fy * zc
     sigma = float(noise.sigma(surface))
     n = int(cluster.size)
@@ -154,10 +166,20 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     var_x = (2.0 * zc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
     if bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
-        var_x += (0.6 * width) ** 2 + 0.05
-        var_z += (0.5 * behind) ** 2
+        # (by as much as the widest furniture): both its middle and its depth are loose
+        var_x += (0.6 * width) ** 2 + CUT_VAR_M2
+        var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
                     spread)
+
+
+def _outline_mid(xs: np.ndarray, zs: np.ndarray) -> tuple[float, float]:
+    """Midpoint (x, z) of the object's outline ends: the median reading among the OUTLINE_SHARE
+    of readings at the smallest bearing (x / z) and among those at the largest."""
+    order = np.argsort(xs / zs)
+    k = max(2, int(OUTLINE_SHARE * zs.size))
+    lo, hi = order[:k], order[-k:]
+    return (0.5 * float(np.median(xs[lo]) + np.median(xs[hi])), 0.5 * float(np.median(zs[lo]) + np.median(zs[hi])))
 
 
 def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
