@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -45,6 +46,7 @@ FLOOR_BAND_M = 0.04  # readings this near the floor plane are floor, not the obj
 NEAR_PERCENTILE = 15.0  # the object's front: this percentile of its readings' depths (not a bin edge: noise-biased)
 CUT_VAR_M2 = 0.5  # added to both variances of a fix whose box the image border cuts
 OUTLINE_SHARE = 0.05  # readings at either end of the outline (by bearing) that locate its corners
+KEEP_SHARE = 0.25  # other objects' boxes are left out of a box only if this share of its readings remains
 BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
 
 
@@ -96,11 +98,14 @@ def _grid(x1: int, y1: int, x2: int, y2: int) -> tuple[slice, slice]:
 
 
 def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
-                 camera_height_m: float | None = None) -> DepthFix | None:
+                 camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
     """The object in ``bbox`` measured from ``depth`` (float32 metres, NaN = none, registered to
     the image the box is in); None when the box has too few valid readings. With
     ``camera_height_m`` (a level camera that high above a flat floor) floor readings in the box
-    are left out of the object's extent."""
+    are left out of the object's extent. ``others``: the boxes of the other objects detected in
+    the same image; their pixels are left out (a chair in front of a counter is the chair's),
+    unless too few of the box's readings would remain (the object is inside the other box: a
+    kettle on a counter)."""
     h, w = depth.shape[:2]
     sx, sy = w / float(camera.width), h / float(camera.height)  # depth may be stored smaller
     bx1, by1 = max(0, int(bbox[0] * sx)), max(0, int(bbox[1] * sy))
@@ -111,7 +116,8 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     my = (by2 - by1) * (1.0 - CENTRAL_SHARE) / 2.0
     cx1, cx2 = int(bx1 + mx), max(int(bx1 + mx) + 2, int(math.ceil(bx2 - mx)))
     cy1, cy2 = int(by1 + my), max(int(by1 + my) + 2, int(math.ceil(by2 - my)))
-    central, _ = _sample(depth, cx1, cy1, min(w, cx2), min(h, cy2), noise)
+    central, ccols, crows = _sample(depth, cx1, cy1, min(w, cx2), min(h, cy2), noise)
+    central = _without_others(central, crows, ccols, others, sx, sy)
     if central.size == 0:
         return None
     valid = np.isfinite(central)
@@ -126,7 +132,8 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     surface = float(np.median(cluster))
     # the object's readings over the whole box: the central cluster grown over neighbouring depths
     # (a table top seen from above reaches back to the table's far edge), the floor left out
-    full, us = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
+    full, us, frows = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
+    full = _without_others(full, frows, us, others, sx, sy)
     if camera_height_m:
         full = _without_floor(full, by1, by2, sy, camera, camera_height_m)
     lo2, hi2 = _grow(full[np.isfinite(full)], lo, hi, noise)
@@ -183,8 +190,8 @@ def _outline_mid(xs: np.ndarray, zs: np.ndarray) -> tuple[float, float]:
 
 
 def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
-            noise: DepthNoise, every_column: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The region's readings on a grid (NaN outside the sensor's range) and the grid's columns;
+            noise: DepthNoise, every_column: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The region's readings on a grid (NaN outside the sensor's range), the grid's columns and rows;
     at full resolution when the grid catches too few readings (a sparse cloud's depth image).
     ``every_column``: sample rows only (for widths: a column grid aliases with sparse points)."""
     rows, cols = _grid(x1, y1, x2, y2)
@@ -196,7 +203,27 @@ def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
             region[~((region >= noise.min_m) & (region <= noise.max_m))] = np.nan
         if (rs.step in (None, 1) and cs.step in (None, 1)) or np.isfinite(region).sum() >= 4 * MIN_POINTS:
             break
-    return region, np.arange(x1, x2)[::cs.step or 1][: region.shape[1]]
+    return (region, np.arange(x1, x2)[::cs.step or 1][: region.shape[1]],
+            np.arange(y1, y2)[::rs.step or 1][: region.shape[0]])
+
+
+def _without_others(region: np.ndarray, rows: np.ndarray, cols: np.ndarray, others: Sequence[BBox],
+                    sx: float, sy: float) -> np.ndarray:
+    """``region`` with the pixels inside ``others`` (image boxes) set to NaN, when at least
+    KEEP_SHARE of its readings (and MIN_POINTS) remain; else as it is."""
+    if not others:
+        return region
+    u, v = (cols + 0.5) / sx, (rows + 0.5) / sy
+    covered = np.zeros(region.shape, dtype=bool)
+    for b in others:
+        covered |= ((v >= b[1]) & (v <= b[3]))[:, None] & ((u >= b[0]) & (u <= b[2]))[None, :]
+    valid = np.isfinite(region)
+    left = int((valid & ~covered).sum())
+    if left < max(MIN_POINTS, KEEP_SHARE * int(valid.sum())):
+        return region
+    out = region.copy()
+    out[covered] = np.nan
+    return out
 
 
 def _flying(region: np.ndarray, noise: DepthNoise) -> np.ndarray:
@@ -411,7 +438,7 @@ class KeyframeDepths:
 
 def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
                   camera: CameraModel, noise: DepthNoise, pitch_rad: float = 0.0,
-                  camera_height_m: float | None = None) -> DepthFix | None:
+                  camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
     """Measure ``bbox`` in the keyframe's stored depth and add the fix to ``acc`` (a
     geometry.RayAccumulator); the fix, or None when the keyframe has no (usable) depth there."""
     depth = depths.get(tour_id, stamp_ns)
@@ -420,7 +447,7 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
     if not camera_height_m:  # not given nor estimated yet: the floor in this very depth image
         camera_height_m = depths.camera_height(tour_id, stamp_ns, camera)
-    fix = object_depth(depth, bbox, camera, noise, camera_height_m)
+    fix = object_depth(depth, bbox, camera, noise, camera_height_m, others)
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
