@@ -40,12 +40,16 @@ MIN_VALID_SHARE = 0.08  # ... or fewer than this share of the sampled central pi
 NEAR_MODE_SHARE = 0.35  # a nearer bin with this share of the peak's count starts the cluster
 GROW_SHARE = 0.08  # neighbouring bins with at least this share of the start bin join it
 JUMP_M = 0.06  # a depth step bigger than this (plus 3 sigma) between neighbours is an edge
-BEHIND_WIDTH_SHARE = 0.5  # unseen extent along the view, as a share of the width, when seen face on
+BEHIND_WIDTH_SHARE = 0.75  # unseen extent along the view, as a share of the width, when seen face on
+BEHIND_SIGMA_SHARE = 0.3  # the unseen half extent behind the visible surface is a guess to this share (1 sigma)
 MAX_EXTENT_M = 2.5
 FLOOR_BAND_M = 0.04  # readings this near the floor plane are floor, not the object
 NEAR_PERCENTILE = 15.0  # the object's front: this percentile of its readings' depths (not a bin edge: noise-biased)
 CUT_VAR_M2 = 0.5  # added to both variances of a fix whose box the image border cuts
 OUTLINE_SHARE = 0.05  # readings at either end of the outline (by bearing) that locate its corners
+OUTLINE_DEPTH_PERCENTILE = 75.0  # ... the corner's depth: this percentile of theirs
+ROW_THIN = 4  # widths and extents sample every column and (stride^2 / this)-th row (a table top seen from
+# the side spans few rows)
 KEEP_SHARE = 0.25  # other objects' boxes are left out of a box only if this share of its readings remains
 BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
 
@@ -169,7 +173,7 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     sigma = float(noise.sigma(surface))
     n = int(cluster.size)
     # correlated noise (one disparity error moves a whole patch): averaging helps only so much
-    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (0.3 * behind) ** 2
+    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * behind) ** 2
     var_x = (2.0 * zc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
     if bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
@@ -186,7 +190,10 @@ def _outline_mid(xs: np.ndarray, zs: np.ndarray) -> tuple[float, float]:
     order = np.argsort(xs / zs)
     k = max(2, int(OUTLINE_SHARE * zs.size))
     lo, hi = order[:k], order[-k:]
-    return (0.5 * float(np.median(xs[lo]) + np.median(xs[hi])), 0.5 * float(np.median(zs[lo]) + np.median(zs[hi])))
+    # an end seen at a slant (a side face foreshortened into a few columns) reaches back: its
+    # deeper readings, not its median, are the corner
+    return (0.5 * float(np.median(xs[lo]) + np.median(xs[hi])),
+            0.5 * float(np.percentile(zs[lo], OUTLINE_DEPTH_PERCENTILE) + np.percentile(zs[hi], OUTLINE_DEPTH_PERCENTILE)))
 
 
 def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
@@ -196,7 +203,7 @@ def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
     ``every_column``: sample rows only (for widths: a column grid aliases with sparse points)."""
     rows, cols = _grid(x1, y1, x2, y2)
     if every_column:
-        rows, cols = slice(y1, y2, max(1, (rows.step or 1) ** 2)), slice(x1, x2, 1)
+        rows, cols = slice(y1, y2, max(1, (rows.step or 1) ** 2 // ROW_THIN)), slice(x1, x2, 1)
     for rs, cs in ((rows, cols), (slice(y1, y2), slice(x1, x2))):
         region = depth[rs, cs].astype(np.float32, copy=True)
         with np.errstate(invalid="ignore"):
