@@ -14,7 +14,7 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   to capture), in the depth writer thread (decode, shrink, 16-bit PNG, write), and per box at
   merge (the near-mode estimate), each timed over the tour's keyframes.
 
-    python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild]
+    python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
 """
 
 from __future__ import annotations
@@ -53,8 +53,14 @@ def build(tour: Path, mem_dir: Path, depth: bool, rebuild: bool) -> float:
     return time.perf_counter() - t0
 
 
-def goals(tour: Path, mem_dir: Path, depth: bool) -> list[float]:
-    """Goal errors (m; inf = no goal) of the tour's questions that have a goal_xy."""
+def goals(tour: Path, mem_dir: Path, depth: bool) -> list[tuple[float, float]]:
+    """(goal error (m; inf = no goal), goal_reach) of the tour's questions that have a goal_xy:
+    tour-format's distance to the object's centre, and eval's goal_reach (within 1.5 m of its true
+    footprint, the robot's disc clear of furniture)."""
+    import json
+
+    from vlkng_ros.eval.retrieval_metrics import goal_reach
+
     from vlkng_ros.core.ask.engine import AskEngine
     from vlkng_ros.eval.runner import evaluate, load_questions
 
@@ -63,10 +69,12 @@ def goals(tour: Path, mem_dir: Path, depth: bool) -> list[float]:
     with Memory.open(mem_dir, cfg) as mem:
         stamps = [kf.stamp_ns for kf in mem.graph.keyframes()]
         result = evaluate(AskEngine(mem, cfg), questions, stamps, cfg.ask.mode)
+    world = json.loads((tour / "world.json").read_text())
     out = []
     for q, a in zip(questions, result["questions"]):
         g = a["goal_xy"]
-        out.append(float("inf") if g is None else ((g[0] - q["goal_xy"][0]) ** 2 + (g[1] - q["goal_xy"][1]) ** 2) ** 0.5)
+        err = float("inf") if g is None else ((g[0] - q["goal_xy"][0]) ** 2 + (g[1] - q["goal_xy"][1]) ** 2) ** 0.5
+        out.append((err, goal_reach(g, q, world) or 0.0))
     return out
 
 
@@ -107,6 +115,10 @@ def costs(tour: Path, workdir: Path) -> dict[str, float]:
                 if kf is not None:
                     spent += time.perf_counter() - t0
                     kept += 1
+                    # untimed: let the writer finish this keyframe's depth before the next one, as
+                    # on a robot (keyframes >= 0.2 s apart, ~25 ms of writing each); replayed
+                    # flat out, its 64-frame queue fills and the capture thread would time the wait
+                    builder.depth_writer.flush()
             builder.depth_writer.flush()
             out[f"capture_ms_{'depth' if depth else 'plain'}"] = 1e3 * spent / max(kept, 1)
             out["keyframes"] = kept
@@ -136,6 +148,7 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=1.5)
     ap.add_argument("--workdir", default="bench-out/depth")
     ap.add_argument("--rebuild", action="store_true", help="delete and rebuild the memories")
+    ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
     ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
     args = ap.parse_args()
     workdir = Path(args.workdir)
@@ -144,10 +157,10 @@ def main() -> int:
     goal_errs = {True: [], False: []}
     placed = [0, 0]
     for seed in args.seeds:
-        tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth"
+        tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
         if not (tour / "world.json").is_file():
             shutil.rmtree(tour, ignore_errors=True)
-            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, depth=True)
+            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, depth=True, varied=args.varied)
         for depth in (True, False):
             mem_dir = workdir / f"{tour.name}.{'depth' if depth else 'nodepth'}.memory"
             secs = build(tour, mem_dir, depth, args.rebuild)
@@ -168,14 +181,16 @@ def main() -> int:
         print(line(f"small {tag}"[:11], summary([x for x in rows[depth] if not x["big"]])))
     print()
     for depth in (True, False):
-        g = goal_errs[depth]
+        g = [e for e, _ in goal_errs[depth]]
         ok = sum(e <= 1.5 for e in g) / len(g) if g else float("nan")
+        reach = sum(r for _, r in goal_errs[depth]) / len(g) if g else float("nan")
         finite = [e for e in g if e != float("inf")]
-        print(f"goals {'with' if depth else 'without'} depth: success {ok:.3f} of {len(g)} questions, "
+        print(f"goals {'with' if depth else 'without'} depth: success (<= 1.5 m of centre) {ok:.3f}, "
+              f"goal_reach {reach:.3f} of {len(g)} questions, "
               f"median goal error {statistics.median(finite) if finite else float('nan'):.2f} m")
     print(f"objects placed with depth: {placed[0]} of {placed[1]}")
     if not args.no_cost:
-        tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth"
+        tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
         c = costs(tour, workdir)
         print(f"\ncost per keyframe ({c['keyframes']} keyframes of seed {args.seeds[0]}, {c['boxes_per_keyframe']:.1f} "
               f"boxes each): capture thread {c['capture_ms_plain']:.2f} ms without depth, "

@@ -53,6 +53,47 @@ def test_background_through_the_box_does_not_pull_the_range():
     assert fix is not None and fix.surface_m == pytest.approx(1.5, abs=0.05)
 
 
+def test_another_detection_in_front_is_left_out_and_one_inside_is_kept():
+    """A chair (its own box) in front of a counter: the counter's range is the counter's, not the
+    chair's; a kettle inside the counter's box (every reading of it also the counter's) keeps its fix."""
+    counter, chair = (160, 200, 480, 300), (260, 180, 380, 330)
+    d = _scene(obj_z=4.0, obj_box=counter, wall_z=6.0, noise=1.0)
+    d[180:330, 260:380] = 2.0  # the chair, nearer, over the counter's middle
+    alone = dp.object_depth(d, counter, CAM)
+    fix = dp.object_depth(d, counter, CAM, others=[chair])
+    assert alone is not None and alone.surface_m < 2.2  # without the chair's box: the chair's range
+    assert fix is not None and fix.surface_m == pytest.approx(4.0, abs=0.1)
+    kettle = (300, 230, 340, 290)
+    d[230:290, 300:340] = 3.9
+    inside = dp.object_depth(d, kettle, CAM, others=[counter])
+    assert inside is not None and inside.surface_m == pytest.approx(3.9, abs=0.1)
+
+
+def test_a_box_seen_at_a_slant_is_centred_between_its_corners():
+    """A 1.6 x 0.6 m box turned 40 degrees, seen from 3.5 m: two faces show; the centre is the
+    midpoint of the outline's two ends (the hidden corner completes the parallelogram), deeper
+    than the near corner plus half of what the readings span."""
+    yaw, hx, hy, cz = math.radians(40.0), 0.8, 0.3, 3.5
+    u = (np.arange(CAM.width) + 0.5 - CAM.cx) / CAM.fx  # x / z per column
+    d = np.full((CAM.height, CAM.width), 8.0, dtype=np.float32)
+    c, s = math.cos(yaw), math.sin(yaw)
+    corners = [(cx * c - cy * s, cz + cx * s + cy * c) for cx, cy in ((hx, hy), (hx, -hy), (-hx, -hy), (-hx, hy))]
+    cols = np.full(CAM.width, np.inf)
+    for (ax, az), (bx, bz) in zip(corners, corners[1:] + corners[:1]):  # each edge: ray-segment hit depth
+        den = (bx - ax) - u * (bz - az)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (u * az - ax) / den
+            z = az + t * (bz - az)
+        cols = np.where((t >= 0) & (t <= 1) & (z > 0), np.minimum(cols, z), cols)
+    hit = np.isfinite(cols)
+    x1, x2 = int(np.argmax(hit)), int(CAM.width - np.argmax(hit[::-1]))
+    d[180:300, hit] = cols[hit]
+    fix = dp.object_depth(d, (x1, 180, x2, 300), CAM)
+    assert fix is not None
+    assert fix.z_m == pytest.approx(cz, abs=0.12)
+    assert fix.x_m == pytest.approx(0.0, abs=0.12)
+
+
 def test_dropouts_edges_and_too_little_depth():
     box = (260, 180, 380, 330)
     assert dp.object_depth(np.full((480, 640), np.nan, np.float32), box, CAM) is None

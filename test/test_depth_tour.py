@@ -192,3 +192,40 @@ def test_depth_arriving_after_the_objects_were_placed_re_solves_them(tmp_path, t
         now = {n.id: n for n in mem.graph.iter_objects()}
         resolved = [now[i] for i in first if i in now and RayAccumulator(now[i].ray_stats).has_depth]
         assert len(resolved) >= 0.8 * len([i for i in first if i in now])
+
+
+def _goals(mem_dir: Path, tour_dir: Path, cfg: VlkngConfig) -> list[tuple]:
+    """(question, goal (x, y, yaw), target node's stored sums) for the tour's goal questions."""
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.types import AskRequest
+    from vlkng_ros.eval.runner import load_questions
+
+    out = []
+    with Memory.open(mem_dir, cfg) as mem:
+        engine = AskEngine(mem, cfg)
+        for q in (q for q in load_questions(tour_dir) if q.get("goal_xy")):
+            res = engine.ask(AskRequest(q["question"], [], 5, cfg.ask.mode))
+            node = next(iter(mem.graph.get_objects([res.target_object_id])), None) if res.target_object_id else None
+            goal = (round(res.goal.x, 6), round(res.goal.y, 6), round(res.goal.yaw, 6)) if res.goal else None
+            out.append((q["question"], goal, res.target_position, node.ray_stats if node else None))
+    return out
+
+
+def test_goals_stand_outside_the_measured_footprint_and_no_depth_goals_are_unchanged(memories, tours):
+    from vlkng_ros.core.geometry import object_footprint
+
+    with_depth = _goals(memories["with"], tours["depth"], _cfg(True))
+    measured = [(g, xy, object_footprint(s)) for _, g, xy, s in with_depth if g and xy and s and object_footprint(s)]
+    assert len(measured) >= 2
+    with Memory.open(memories["with"], _cfg(True)) as mem:
+        cameras = [(kf.pose.x, kf.pose.y) for kf in mem.graph.keyframes("home") if kf.pose]
+    for goal, centre, (width, extent) in measured:
+        # outside the footprint whichever way it is turned (beyond half its diagonal), or where a
+        # camera saw it from nearer than that (free space: the robot stood there)
+        outside = math.dist(goal[:2], centre) > 0.5 * math.hypot(width, extent)
+        assert outside or min(math.dist(goal[:2], c) for c in cameras) < 1e-3, (goal, centre, width, extent)
+    # a tour without depth: the depth-enabled code path answers exactly what depth switched off does
+    plain_on = _goals(memories["plain"], tours["plain"], _cfg(True))
+    plain_off = _goals(memories["plain"], tours["plain"], _cfg(False))
+    assert any(g for _, g, _, _ in plain_on)
+    assert [(q, g, xy) for q, g, xy, _ in plain_on] == [(q, g, xy) for q, g, xy, _ in plain_off]

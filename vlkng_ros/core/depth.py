@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -39,9 +40,17 @@ MIN_VALID_SHARE = 0.08  # ... or fewer than this share of the sampled central pi
 NEAR_MODE_SHARE = 0.35  # a nearer bin with this share of the peak's count starts the cluster
 GROW_SHARE = 0.08  # neighbouring bins with at least this share of the start bin join it
 JUMP_M = 0.06  # a depth step bigger than this (plus 3 sigma) between neighbours is an edge
-BEHIND_WIDTH_SHARE = 0.5  # unseen extent along the view, as a share of the width, when seen face on
+BEHIND_WIDTH_SHARE = 0.75  # unseen extent along the view, as a share of the width, when seen face on
+BEHIND_SIGMA_SHARE = 0.3  # the unseen half extent behind the visible surface is a guess to this share (1 sigma)
 MAX_EXTENT_M = 2.5
 FLOOR_BAND_M = 0.04  # readings this near the floor plane are floor, not the object
+NEAR_PERCENTILE = 15.0  # the object's front: this percentile of its readings' depths (not a bin edge: noise-biased)
+CUT_VAR_M2 = 0.5  # added to both variances of a fix whose box the image border cuts
+OUTLINE_SHARE = 0.05  # readings at either end of the outline (by bearing) that locate its corners
+OUTLINE_DEPTH_PERCENTILE = 75.0  # ... the corner's depth: this percentile of theirs
+ROW_THIN = 4  # widths and extents sample every column and (stride^2 / this)-th row (a table top seen from
+# the side spans few rows)
+KEEP_SHARE = 0.25  # other objects' boxes are left out of a box only if this share of its readings remains
 BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
 
 
@@ -93,11 +102,14 @@ def _grid(x1: int, y1: int, x2: int, y2: int) -> tuple[slice, slice]:
 
 
 def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
-                 camera_height_m: float | None = None) -> DepthFix | None:
+                 camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
     """The object in ``bbox`` measured from ``depth`` (float32 metres, NaN = none, registered to
     the image the box is in); None when the box has too few valid readings. With
     ``camera_height_m`` (a level camera that high above a flat floor) floor readings in the box
-    are left out of the object's extent."""
+    are left out of the object's extent. ``others``: the boxes of the other objects detected in
+    the same image; their pixels are left out (a chair in front of a counter is the chair's),
+    unless too few of the box's readings would remain (the object is inside the other box: a
+    kettle on a counter)."""
     h, w = depth.shape[:2]
     sx, sy = w / float(camera.width), h / float(camera.height)  # depth may be stored smaller
     bx1, by1 = max(0, int(bbox[0] * sx)), max(0, int(bbox[1] * sy))
@@ -108,7 +120,8 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     my = (by2 - by1) * (1.0 - CENTRAL_SHARE) / 2.0
     cx1, cx2 = int(bx1 + mx), max(int(bx1 + mx) + 2, int(math.ceil(bx2 - mx)))
     cy1, cy2 = int(by1 + my), max(int(by1 + my) + 2, int(math.ceil(by2 - my)))
-    central, _ = _sample(depth, cx1, cy1, min(w, cx2), min(h, cy2), noise)
+    central, ccols, crows = _sample(depth, cx1, cy1, min(w, cx2), min(h, cy2), noise)
+    central = _without_others(central, crows, ccols, others, sx, sy)
     if central.size == 0:
         return None
     valid = np.isfinite(central)
@@ -123,7 +136,8 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     surface = float(np.median(cluster))
     # the object's readings over the whole box: the central cluster grown over neighbouring depths
     # (a table top seen from above reaches back to the table's far edge), the floor left out
-    full, us = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
+    full, us, frows = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
+    full = _without_others(full, frows, us, others, sx, sy)
     if camera_height_m:
         full = _without_floor(full, by1, by2, sy, camera, camera_height_m)
     lo2, hi2 = _grow(full[np.isfinite(full)], lo, hi, noise)
@@ -140,41 +154,83 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     near, far = (lo2, hi2) if zs.size >= MIN_POINTS and inside.any() else (float(zs.min()), float(zs.max()))
     spread = far - near
     width = float(max(0.02, x_hi - x_lo))
+    x_mid = 0.5 * (x_lo + x_hi)
     # seen from above or at an angle, the readings reach from the object's near side to its far
     # side; face on, only its front shows, and its depth is taken as half its width
     behind = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, BEHIND_WIDTH_SHARE * width / 2.0))
+    front = near
+    if zs.size >= MIN_POINTS:
+        # the outline's two ends (the readings at the smallest and largest bearing): seen at an
+        # angle, they are the corners either side of the near one, and a box's centre is their
+        # midpoint (the hidden corner completes the parallelogram); face on, the front face's ends
+        front = float(np.percentile(zs, NEAR_PERCENTILE))
+        mid_x, mid_z = _outline_mid(xs, zs)
+        if mid_z - front > behind:
+            behind, x_mid = min(MAX_EXTENT_M / 2.0, mid_z - front), mid_x
     extent = 2.0 * behind
-    zc = near + behind
-    x_mid = 0.5 * (x_lo + x_hi)
+    zc = front + behind
     v_mid = ((bbox[1] + bbox[3]) / 2.0 - camera.cy) / camera.fy * zc
     sigma = float(noise.sigma(surface))
     n = int(cluster.size)
     # correlated noise (one disparity error moves a whole patch): averaging helps only so much
-    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (0.3 * behind) ** 2
+    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * behind) ** 2
     var_x = (2.0 * zc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
     if bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
-        var_x += (0.6 * width) ** 2 + 0.05
-        var_z += (0.5 * behind) ** 2
+        # (by as much as the widest furniture): both its middle and its depth are loose
+        var_x += (0.6 * width) ** 2 + CUT_VAR_M2
+        var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
                     spread)
 
 
+def _outline_mid(xs: np.ndarray, zs: np.ndarray) -> tuple[float, float]:
+    """Midpoint (x, z) of the object's outline ends: the median reading among the OUTLINE_SHARE
+    of readings at the smallest bearing (x / z) and among those at the largest."""
+    order = np.argsort(xs / zs)
+    k = max(2, int(OUTLINE_SHARE * zs.size))
+    lo, hi = order[:k], order[-k:]
+    # an end seen at a slant (a side face foreshortened into a few columns) reaches back: its
+    # deeper readings, not its median, are the corner
+    return (0.5 * float(np.median(xs[lo]) + np.median(xs[hi])),
+            0.5 * float(np.percentile(zs[lo], OUTLINE_DEPTH_PERCENTILE) + np.percentile(zs[hi], OUTLINE_DEPTH_PERCENTILE)))
+
+
 def _sample(depth: np.ndarray, x1: int, y1: int, x2: int, y2: int,
-            noise: DepthNoise, every_column: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The region's readings on a grid (NaN outside the sensor's range) and the grid's columns;
+            noise: DepthNoise, every_column: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The region's readings on a grid (NaN outside the sensor's range), the grid's columns and rows;
     at full resolution when the grid catches too few readings (a sparse cloud's depth image).
     ``every_column``: sample rows only (for widths: a column grid aliases with sparse points)."""
     rows, cols = _grid(x1, y1, x2, y2)
     if every_column:
-        rows, cols = slice(y1, y2, max(1, (rows.step or 1) ** 2)), slice(x1, x2, 1)
+        rows, cols = slice(y1, y2, max(1, (rows.step or 1) ** 2 // ROW_THIN)), slice(x1, x2, 1)
     for rs, cs in ((rows, cols), (slice(y1, y2), slice(x1, x2))):
         region = depth[rs, cs].astype(np.float32, copy=True)
         with np.errstate(invalid="ignore"):
             region[~((region >= noise.min_m) & (region <= noise.max_m))] = np.nan
         if (rs.step in (None, 1) and cs.step in (None, 1)) or np.isfinite(region).sum() >= 4 * MIN_POINTS:
             break
-    return region, np.arange(x1, x2)[::cs.step or 1][: region.shape[1]]
+    return (region, np.arange(x1, x2)[::cs.step or 1][: region.shape[1]],
+            np.arange(y1, y2)[::rs.step or 1][: region.shape[0]])
+
+
+def _without_others(region: np.ndarray, rows: np.ndarray, cols: np.ndarray, others: Sequence[BBox],
+                    sx: float, sy: float) -> np.ndarray:
+    """``region`` with the pixels inside ``others`` (image boxes) set to NaN, when at least
+    KEEP_SHARE of its readings (and MIN_POINTS) remain; else as it is."""
+    if not others:
+        return region
+    u, v = (cols + 0.5) / sx, (rows + 0.5) / sy
+    covered = np.zeros(region.shape, dtype=bool)
+    for b in others:
+        covered |= ((v >= b[1]) & (v <= b[3]))[:, None] & ((u >= b[0]) & (u <= b[2]))[None, :]
+    valid = np.isfinite(region)
+    left = int((valid & ~covered).sum())
+    if left < max(MIN_POINTS, KEEP_SHARE * int(valid.sum())):
+        return region
+    out = region.copy()
+    out[covered] = np.nan
+    return out
 
 
 def _flying(region: np.ndarray, noise: DepthNoise) -> np.ndarray:
@@ -389,7 +445,7 @@ class KeyframeDepths:
 
 def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
                   camera: CameraModel, noise: DepthNoise, pitch_rad: float = 0.0,
-                  camera_height_m: float | None = None) -> DepthFix | None:
+                  camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
     """Measure ``bbox`` in the keyframe's stored depth and add the fix to ``acc`` (a
     geometry.RayAccumulator); the fix, or None when the keyframe has no (usable) depth there."""
     depth = depths.get(tour_id, stamp_ns)
@@ -398,7 +454,7 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
     if not camera_height_m:  # not given nor estimated yet: the floor in this very depth image
         camera_height_m = depths.camera_height(tour_id, stamp_ns, camera)
-    fix = object_depth(depth, bbox, camera, noise, camera_height_m)
+    fix = object_depth(depth, bbox, camera, noise, camera_height_m, others)
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)

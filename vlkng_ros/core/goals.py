@@ -3,9 +3,12 @@
 The object's estimated centre is inside the object (a sofa, a wardrobe): a planner refuses it
 or stops short wherever its costmap allows. The goal is instead a pose in free space:
 
-- at a **stand-off** from the object's centre: its footprint radius (estimated from how wide it
-  looked in the keyframes that saw it, at the distance it was seen from) plus the robot's radius
-  (``ask.robot_radius_m``) plus a clearance (``ask.goal_clearance_m``);
+- at a **stand-off** from the object's centre: its footprint radius plus the robot's radius
+  (``ask.robot_radius_m``) plus a clearance (``ask.goal_clearance_m``). Where depth measured the
+  footprint (``geometry.object_footprint``: width across the views, extent along them) the radius
+  is half its diagonal, so the goal lies outside the measured footprint whichever way the object
+  is turned; without depth, the radius comes from how wide it looked in the keyframes that saw
+  it, at the distance it was seen from (``footprint_radius``);
 - on the **side it was seen from**: toward a camera pose of a keyframe that shows it. The camera
   saw the object from there, so the line of sight between them was free space; a goal on that
   segment (or the camera pose itself, when the camera was closer than the stand-off) is a place
@@ -22,6 +25,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Callable
 
+from .geometry import object_footprint
 from .model import CameraModel, ObjectNode, Pose
 
 if TYPE_CHECKING:
@@ -44,6 +48,16 @@ def footprint_radius(widths_m: list[float]) -> float:
     w = sorted(widths_m)
     r = w[min(len(w) - 1, int(WIDTH_QUANTILE * (len(w) - 1) + 0.5))] / 2.0
     return min(MAX_FOOTPRINT_RADIUS_M, max(MIN_FOOTPRINT_RADIUS_M, r))
+
+
+def object_radius(ray_stats: list[float] | None, widths_m: list[float]) -> float:
+    """The object's footprint radius (m) for the stand-off: half the diagonal of the footprint
+    depth measured (``geometry.object_footprint``), else ``footprint_radius`` of the widths it
+    showed (what a memory built without depth always gets)."""
+    footprint = object_footprint(ray_stats) if ray_stats else None
+    if footprint is None:
+        return footprint_radius(widths_m)
+    return min(MAX_FOOTPRINT_RADIUS_M, max(MIN_FOOTPRINT_RADIUS_M, 0.5 * math.hypot(*footprint)))
 
 
 def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose], robot_radius_m: float,
@@ -117,5 +131,5 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
         views = [view]
     if not views:
         return Pose.from_xy_yaw(pooled[0], pooled[1], 0.0), "object_position", pooled
-    goal = standoff_goal(pooled, footprint_radius(widths), views, robot_radius_m, clearance_m)
+    goal = standoff_goal(pooled, object_radius(node.ray_stats, widths), views, robot_radius_m, clearance_m)
     return goal, "object_position", pooled

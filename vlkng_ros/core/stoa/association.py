@@ -146,7 +146,8 @@ class Associator:
                     widths.append(angular_width(cam, box))
                     if self.depths is not None:
                         add_depth_fix(rays, self.depths, chunk.tour_id, stamp, kf.pose, box, cam,
-                                      self.depth_noise, pitch, self.camera_height)
+                                      self.depth_noise, pitch, self.camera_height,
+                                      [b for b in boxes_at[stamp] if b is not box])
             est = rays.solve(self.camera_height)
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
             footprint = rays.footprint()
