@@ -242,7 +242,7 @@ class QdrantVectorStore(VectorStore):
             used = self._mode.unload()
             if self._client_obj is None:
                 return
-            pending = self._mode.mirrors_due(used)
+            pending = self._mode.mirrors_due(used + self._mode.collections())
             self._client_obj.close()
             self._mode.write_mirrors(pending)
 
@@ -288,6 +288,9 @@ class _ServerMode:
         return []
 
     def mirrors_due(self, collections: list[str]) -> list[Any]:
+        return []
+
+    def collections(self) -> list[str]:
         return []
 
     def write_mirrors(self, pending: list[Any]) -> None:
@@ -368,13 +371,23 @@ class _LocalMode:
                   source, how, index.stats())
         return index
 
+    def collections(self) -> list[str]:
+        """Every collection in Qdrant ([] for a reader: it writes no mirrors)."""
+        if self._mirror is None or not self._writes:
+            return []
+        try:
+            return [c.name for c in self.client.get_collections().collections]
+        except Exception as e:  # noqa: BLE001 - only for the mirrors
+            log.debug("cannot list collections: %s", e)
+            return []
+
     def mirrors_due(self, collections: list[str]) -> list[tuple[str, Any, str]]:
-        """(collection, points, Qdrant's file stamp) of each used collection whose mirror is
-        stale, read while the client is still open (see ``write_mirrors``)."""
+        """(collection, points, Qdrant's file stamp) of each collection whose mirror is stale,
+        read while the client is still open (see ``write_mirrors``)."""
         if self._mirror is None or not self._writes:
             return []
         due = []
-        for collection in collections:
+        for collection in dict.fromkeys(collections):
             if self._mirror.read(collection, check_only=True) is not None:
                 continue
             try:
