@@ -506,7 +506,8 @@ class _Mirror:
     """A copy of one local collection's points (ids, vectors, payloads as Qdrant stored them) in
     ``<state_dir>/<collection>.points.npz``, written when a writer closes the store. It is used
     only while Qdrant's own files for the collection (``meta.json``, the collection's
-    ``storage.sqlite``: size, mtime, inode) are exactly as they were when it was written, so a
+    ``storage.sqlite`` and any ``-wal`` beside it: size, mtime, inode) are exactly as they were
+    when it was written, so a
     write by anyone since makes it stale and the reader goes to Qdrant. A missing, stale or
     unreadable mirror costs only that."""
 
@@ -519,7 +520,8 @@ class _Mirror:
 
     def stamp(self, collection: str) -> str:
         marks = []
-        for f in (self.folder / "meta.json", self.folder / "collection" / collection / "storage.sqlite"):
+        storage = self.folder / "collection" / collection / "storage.sqlite"
+        for f in (storage, self.folder / "meta.json", storage.with_name(storage.name + "-wal")):
             try:
                 st = f.stat()
                 marks.append([st.st_size, st.st_mtime_ns, st.st_ino])
@@ -537,7 +539,8 @@ class _Mirror:
         try:
             with np.load(path, allow_pickle=False) as data:
                 stamp = bytes(data["stamp"]).decode()
-                if int(data["version"]) != MIRROR_VERSION or stamp != self.stamp(collection) or "null" in stamp:
+                if int(data["version"]) != MIRROR_VERSION or stamp != self.stamp(collection) or \
+                        stamp.startswith("[null"):  # no Qdrant storage for the collection
                     return None
                 if check_only:
                     return [], np.zeros((0, 0), np.float32), [], 0
@@ -647,7 +650,7 @@ def _private_copy(folder: Path) -> str:
             if src.is_dir():
                 dst.mkdir(parents=True, exist_ok=True)
                 continue
-            if src.name == ".lock":
+            if src.name == ".lock" or rel.parts[0] == "vlkng_ann":  # a reader reads vlkng_ann in place
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             if src.suffix == ".sqlite":
