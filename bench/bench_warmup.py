@@ -2,7 +2,7 @@
 (what a one-shot `vlkng ask` or a restarted /ask node pays), on a 1,000-object memory.
 
     python bench/bench_warmup.py [--objects 1000] [--runs 5] [--workdir DIR] [--runtime auto|torch]
-                                 [--mode ask|node]
+                                 [--mode ask|node] [--blas-threads N]
 
 Each run is a new Python process: imports, Memory.open, AskEngine, the first question, a second
 one. ``--mode ask`` (default) opens the memory read-only, as a one-shot ``vlkng ask`` does;
@@ -35,6 +35,7 @@ from vlkng_ros.core.ask.types import AskRequest
 t_import = time.perf_counter()
 cfg = VlkngConfig()
 cfg.embeddings.minilm_runtime = sys.argv[2]
+cfg.embeddings.minilm_blas_threads = int(sys.argv[4])
 with Memory.open(sys.argv[1], cfg, read_only=sys.argv[3] == "ask") as memory:
     t_open = time.perf_counter()
     engine = AskEngine(memory, cfg, None)
@@ -78,7 +79,12 @@ def main() -> None:
     ap.add_argument("--runtime", default="auto", choices=["auto", "numpy", "torch"])
     ap.add_argument("--mode", default="ask", choices=["ask", "node"],
                     help="ask: open read-only as `vlkng ask`; node: open for writing as the ROS nodes")
+    ap.add_argument("--blas-threads", type=int, default=None,
+                    help="embeddings.minilm_blas_threads for the runs (default: the config's)")
     args = ap.parse_args()
+    from vlkng_ros.core.config import VlkngConfig
+
+    blas = VlkngConfig().embeddings.minilm_blas_threads if args.blas_threads is None else args.blas_threads
     work = args.workdir or Path(tempfile.mkdtemp(prefix="vlkng-warmup-"))
     mem_dir = work / f"synth{args.objects}"
     build(mem_dir, args.objects)
@@ -90,7 +96,7 @@ def main() -> None:
     for i in range(args.runs):
         if i == 1 and args.mode == "ask":
             prime(mem_dir)
-        out = subprocess.run([sys.executable, "-c", CHILD, str(mem_dir), args.runtime, args.mode],
+        out = subprocess.run([sys.executable, "-c", CHILD, str(mem_dir), args.runtime, args.mode, str(blas)],
                              capture_output=True, text=True, env=env, check=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
@@ -102,7 +108,7 @@ def main() -> None:
                                                                "second_answer_s")}
     shutil.rmtree(lexicon_cache, ignore_errors=True)
     print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    print(f"\n{args.objects} objects, runtime {args.runtime}, mode {args.mode}, median of {len(warm)} warm runs: "
+    print(f"\n{args.objects} objects, runtime {args.runtime}, mode {args.mode}, BLAS threads {blas or 'default'}, median of {len(warm)} warm runs: "
           + ", ".join(f"{k} {v:.2f}" for k, v in med.items()))
     print(f"target: open + first answer <= 1 s -> {'met' if med['open_and_first_s'] <= 1.0 else 'NOT met'}")
 
