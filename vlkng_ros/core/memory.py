@@ -14,7 +14,8 @@ Only ``build``/``run`` create a memory (``create=True``). Readers (ask, stats, e
 reuse) open with ``read_only=True``: a missing memory is "no vlkng memory at PATH", a zero-byte
 graph file is an error, the graph is opened read-only (several readers, and a writer in another
 process, at once; a read-only copy works too) and the embedded Qdrant folder, which allows one
-process at a time, is read from a consistent private snapshot.
+process at a time, is read from the points mirror a writer left at close while it matches Qdrant's
+files (no qdrant-client import), else from a consistent private snapshot (stores/qdrant_store.py).
 
 A namespace (``stores.namespace``) scopes every store: the default namespace keeps the layout
 above; another one keeps its graph, frames and chunks under ``ns/<namespace>/`` (its Qdrant
