@@ -406,3 +406,32 @@ def test_reader_answers_from_the_mirror_and_notices_other_writers(tmp_path, capl
         finally:
             reader.close()
     assert "unreadable points mirror" in caplog.text
+
+
+def test_writer_answers_from_the_mirror_and_stays_the_only_writer(tmp_path):
+    """A writer (a restarted node) answers from the mirror without opening Qdrant, opens it at
+    its first write, and a second writer of the same folder fails at opening, with a clear
+    one-line error, as it did on Qdrant's own lock."""
+    rng = np.random.default_rng(28)
+    vecs = unit(rng, 20)
+    folder = tmp_path / "q"
+    first = QdrantVectorStore(path=str(folder))
+    first.upsert("c", [f"p{i}" for i in range(20)], vecs, [{"i": i} for i in range(20)])
+    first.close()
+    writer = QdrantVectorStore(path=str(folder))
+    try:
+        with pytest.raises(StoreError, match="another process has this memory open for writing"):
+            QdrantVectorStore(path=str(folder))
+        assert writer.count("c") == 20 and writer.search("c", vecs[4], 1)[0].payload == {"i": 4}
+        assert writer._client_obj is None  # answered from the mirror
+        writer.upsert("c", ["p4"], vecs[9:10], [{"i": 4, "moved": True}])
+        assert writer._client_obj is not None
+        assert {h.point_id for h in writer.search("c", vecs[9], 2)} == {"p4", "p9"}
+    finally:
+        writer.close()
+    again = QdrantVectorStore(path=str(folder))  # the lock was released; the new mirror is used
+    try:
+        assert again.search("c", vecs[9], 2)[0].score == pytest.approx(1.0, abs=1e-5)
+        assert again.count("c") == 20 and again._client_obj is None
+    finally:
+        again.close()

@@ -65,20 +65,25 @@ class QdrantVectorStore(VectorStore):
         self._dims: dict[str, int] = {}
         self._lock = threading.RLock()  # client calls and the mode's index table; held briefly
         self._write_lock = threading.RLock()  # one upsert at a time (Qdrant, then the index)
+        folder = None if url or path in (None, ":memory:") else Path(str(path))
         # The one place local and server mode differ (see _ServerMode / _LocalMode).
         if url:
             self._mode: _ServerMode | _LocalMode = _ServerMode(self._connected)
         else:
-            folder = None if path in (None, ":memory:") else Path(path)
             state_dir = ann_state_dir or (None if folder is None else str(folder / "vlkng_ann"))
             self._mode = _LocalMode(self._connected, self.target, int(ann_exact_below),
                                     Path(state_dir) if state_dir else None,
                                     mirror=None if folder is None else _Mirror(folder, Path(state_dir)),
-                                    writes=not self._lazy)
-        if not self._lazy:
-            self._connected()  # fail now (lock, URL, permissions), not at the first write
+                                    writes=not self._reader)
+        self._writer_lock: Any = None
+        if folder is not None and not self._reader:
+            # one writer per folder, checked now; Qdrant itself opens at the first use the
+            # mirror cannot serve (a restarted node answers without importing qdrant-client)
+            self._writer_lock = _writer_lock(folder)
+        elif not self._reader:
+            self._connected()  # fail now (URL, credentials), not at the first write
 
-    _lazy = False  # a reader's snapshot connects only when it needs Qdrant (see _SnapshotQdrant)
+    _reader = False  # a reader's snapshot never writes into the memory (see _SnapshotQdrant)
 
     def _connect(self) -> Any:
         from qdrant_client import QdrantClient
@@ -239,12 +244,17 @@ class QdrantVectorStore(VectorStore):
         """Save each changed local index's trained state, then close the client; then refresh
         the points mirror (``_Mirror``) of each collection used, where it is stale."""
         with self._write_lock, self._lock:
-            used = self._mode.unload()
-            if self._client_obj is None:
-                return
-            pending = self._mode.mirrors_due(used + self._mode.collections())
-            self._client_obj.close()
-            self._mode.write_mirrors(pending)
+            try:
+                used = self._mode.unload()
+                if self._client_obj is None:
+                    return
+                pending = self._mode.mirrors_due(used + self._mode.collections())
+                self._client_obj.close()
+                self._mode.write_mirrors(pending)
+            finally:
+                if self._writer_lock is not None:
+                    self._writer_lock.close()  # releases the flock
+                    self._writer_lock = None
 
 
 def _collection_dim(client: Any, collection: str, where: str) -> int:
@@ -500,6 +510,27 @@ class _LocalMode:
 
 
 MIRROR_VERSION = 1
+WRITER_LOCK = ".vlkng-writer.lock"
+
+
+def _writer_lock(folder: Path) -> Any:
+    """An exclusive lock on ``folder/.vlkng-writer.lock`` held by the open writer (released at
+    close or process exit): a second writer of the memory fails at opening, as it would on
+    Qdrant's own lock, but without importing qdrant-client first."""
+    import fcntl
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fh = open(folder / WRITER_LOCK, "a+")
+    except OSError as e:
+        raise StoreError(f"cannot open Qdrant at {folder}: {e.strerror or e}") from e
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        fh.close()
+        raise StoreError(f"cannot open Qdrant at {folder}: another process has this memory open for "
+                         f"writing (one writer at a time; readers such as vlkng ask are fine)") from e
+    return fh
 
 
 class _Mirror:
@@ -603,7 +634,7 @@ class _SnapshotQdrant(QdrantVectorStore):
     milliseconds); anything else opens Qdrant on a private copy of the folder (removed at close),
     so a reader never takes the folder's lock. Never writes into the memory."""
 
-    _lazy = True
+    _reader = True
 
     def __init__(self, source: Path) -> None:
         self.source = source
@@ -650,7 +681,7 @@ def _private_copy(folder: Path) -> str:
             if src.is_dir():
                 dst.mkdir(parents=True, exist_ok=True)
                 continue
-            if src.name == ".lock" or rel.parts[0] == "vlkng_ann":  # a reader reads vlkng_ann in place
+            if src.name in (".lock", WRITER_LOCK) or rel.parts[0] == "vlkng_ann":  # a reader reads vlkng_ann in place
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             if src.suffix == ".sqlite":
