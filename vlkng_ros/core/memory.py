@@ -7,7 +7,8 @@ Layout of ``memory_dir`` with the embedded defaults::
     frames/<tour>/...   keyframe JPEGs
     chunks/<tour>/...   perceived chunk graphs: the durable queue between perception and STOA
 
-One process opens a memory once and shares the instance (qdrant local mode locks its folder).
+One process opens a memory once and shares the instance (one writer per Qdrant folder: see
+stores/qdrant_store.py).
 Writes go through ``write_lock`` so ingest threads and the /ask server can share it.
 
 Only ``build``/``run`` create a memory (``create=True``). Readers (ask, stats, export, eval's
