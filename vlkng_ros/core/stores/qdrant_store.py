@@ -17,6 +17,12 @@ lock to find the index, so they never wait for an upsert's re-training. Filters 
 evaluate (nested keys, non-scalar values) go to Qdrant's own filtered search. A server has its own
 HNSW index and is queried directly. The two modes differ in one seam: ``_ServerMode`` /
 ``_LocalMode``, chosen when the store opens.
+
+Opening a folder does not import qdrant-client (seconds of pydantic model building): a writer takes
+``<folder>/.vlkng-writer.lock`` (one writer at a time, checked at opening) and a reader takes
+nothing; searches and counts are answered from each collection's points mirror (``_Mirror``:
+written at a writer's close, used only while Qdrant's files are unchanged), and Qdrant itself is
+opened at the first write or the first use a fresh mirror cannot serve.
 """
 
 from __future__ import annotations
