@@ -42,6 +42,33 @@ def test_minilm_batching_equals_single_calls(minilm):
     assert np.allclose(batched, singles, atol=1e-5)
 
 
+def test_numpy_minilm_blas_threads_pinned_only_during_inference(monkeypatch):
+    """``embeddings.minilm_blas_threads`` caps BLAS inside a forward pass, restores it after, and
+    changes no vector (against the BLAS default)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from vlkng_ros.core.embeddings import minilm_numpy
+    from vlkng_ros.core.embeddings.minilm import minilm_model_path
+
+    texts = ["Where did I see the red kettle?", "a large grey fabric sofa next to a lamp", "loo"]
+    free = minilm_numpy.NumpyMiniLM(minilm_model_path(), blas_threads=0)
+    pinned = minilm_numpy.NumpyMiniLM(minilm_model_path(), blas_threads=1)
+
+    def blas_threads() -> list[int]:
+        return [c.num_threads for c in threadpoolctl.ThreadpoolController().select(user_api="blas").lib_controllers]
+
+    outside = blas_threads()
+    seen: list[list[int]] = []
+    forward = minilm_numpy.NumpyMiniLM._forward
+    monkeypatch.setattr(minilm_numpy.NumpyMiniLM, "_forward",
+                        lambda self, ids, mask: (seen.append(blas_threads()), forward(self, ids, mask))[1])
+    a, b = free.embed_texts(texts), pinned.embed_texts(texts)
+    assert np.allclose(a, b, atol=1e-5)
+    assert seen[0] == outside and seen[-1] == [1] * len(outside) and outside
+    assert blas_threads() == outside
+    assert make_text_embedder(EmbeddingConfig(text_backend="minilm", minilm_blas_threads=0)) is not \
+        make_text_embedder(EmbeddingConfig(text_backend="minilm"))
+
+
 def test_hashing_deterministic_normalised_and_lexical():
     e = make_text_embedder(EmbeddingConfig(text_backend="hashing"))
     assert isinstance(e, HashingEmbedder) and e.dim == 256

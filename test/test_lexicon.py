@@ -291,3 +291,72 @@ def test_an_activity_in_other_verbs_finds_the_affordance(tmp_path):
         assert engine.ask(AskRequest("Where can I cook dinner?")).target_object_id == "o-stove"
     write_wndb(tmp_path, "\n")
     assert WordNetLexicon(tmp_path).related_verbs("stretch out") == {}
+
+
+def _answers(lex: WordNetLexicon, words: list[str]) -> list:
+    return [(lex.related(w), lex.names_a_thing(w), lex.related_verbs(w)) for w in words]
+
+
+def test_lookup_cache_answers_as_parsing_and_follows_the_files(tmp_path, caplog):
+    """The first lexicon parses the WNDB files and writes the cache; the next one answers from
+    the cache alone, the same; changed files, a damaged cache or an unwritable cache folder cost
+    a re-parse, never a wrong or missing answer."""
+    import os
+
+    from vlkng_ros.core.lexicon import lexicon_cache_path
+
+    root, cache = tmp_path / "wn", tmp_path / "cache"
+    root.mkdir()
+    write_wndb(root, "\r\n")
+    words = ["sofa", "Benches", "settee", "small sofa", "long seat", "giraffe", "WC"]
+    parsed = WordNetLexicon(root, cache_dir=cache)
+    want = _answers(parsed, words)
+    path = lexicon_cache_path(cache, root, "noun")
+    assert path.is_file()
+    cached = WordNetLexicon(root, cache_dir=cache)
+    assert _answers(cached, words) == want and cached._index is None  # nothing parsed
+
+    # WordNet changes (a new release): the stale cache is not used, it is rebuilt
+    (root / "noun.exc").write_text("benches bench\nsofae sofa\n")
+    os.utime(root / "noun.exc", ns=(1, 1))
+    fresh = WordNetLexicon(root, cache_dir=cache)
+    assert fresh.related("sofae")["couch"] == SYNONYM_STRENGTH and fresh._index is not None
+    assert WordNetLexicon(root, cache_dir=cache).related("sofae") == fresh.related("sofae")
+
+    # a damaged cache: warned about, rebuilt, same answers
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 3000)
+    with caplog.at_level("WARNING", logger="vlkng.lexicon"):
+        assert _answers(WordNetLexicon(root, cache_dir=cache), words[:6]) == want[:6]
+    assert "lexicon cache" in caplog.text
+    assert _answers(WordNetLexicon(root, cache_dir=cache), words) == want
+    # damaged past its header (a table lost): found at the first lookup, parsed, rewritten
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE idx")
+    con.commit()
+    con.close()
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="vlkng.lexicon"):
+        assert _answers(WordNetLexicon(root, cache_dir=cache), words) == want
+    assert "damaged" in caplog.text
+    assert _answers(WordNetLexicon(root, cache_dir=cache), words) == want
+
+    # a cache folder nobody can write (a read-only home): still answers
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    assert _answers(WordNetLexicon(root, cache_dir=blocked / "sub"), words) == want
+
+
+def test_installed_wordnet_cache_equals_parsing(tmp_path):
+    """On the real WordNet, cached lookups give exactly what parsing gives, for many words and
+    phrases (nouns, verbs, definition genera, plurals)."""
+    root = find_wordnet_dir()
+    assert root is not None
+    words = ["rucksack", "washbasin", "WC", "brolly", "settee", "low table", "small table", "benches",
+             "red kettle", "mice", "chair", "lie down", "stretch out", "rain", "kitchen", "coffee mug",
+             "potted plant", "remote control", "stand", "pick up"]
+    parsed = WordNetLexicon(root, cache_dir=tmp_path)
+    want = _answers(parsed, words)
+    cached = WordNetLexicon(root, cache_dir=tmp_path)
+    assert _answers(cached, words) == want and cached._index is None

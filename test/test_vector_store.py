@@ -325,3 +325,113 @@ def test_store_search_does_not_wait_for_index_training(monkeypatch):
     assert store.count("c") == 1200 and store.ann_stats("c")["trainings"] == 2
     assert store.search("c", vecs[1100], 1)[0].point_id == "p1100"
     store.close()
+
+
+def test_reader_answers_from_the_mirror_and_notices_other_writers(tmp_path, caplog):
+    """A reader (``snapshot_local``, as ``vlkng ask`` opens a memory) answers searches from the
+    points mirror a writer left at close, as Qdrant would, without importing qdrant-client or
+    writing into the memory; once anyone writes to Qdrant the mirror is stale and the reader goes
+    to Qdrant; a damaged mirror is only ignored."""
+    import json
+    import subprocess
+    import sys
+
+    from qdrant_client import QdrantClient, models
+
+    from vlkng_ros.core.stores.qdrant_store import snapshot_local
+
+    rng = np.random.default_rng(27)
+    vecs = unit(rng, 50)
+    folder = tmp_path / "q"
+    store = QdrantVectorStore(path=str(folder))
+    store.upsert("c", [f"p{i}" for i in range(50)], vecs, [{"i": i, "tour_id": f"t{i % 2}"} for i in range(50)])
+    store.close()
+    mirror = folder / "vlkng_ann" / "c.points.npz"
+    assert mirror.is_file()
+
+    def answers(reader) -> list:
+        return [reader.count("c")] + [[(h.point_id, round(h.score, 5), h.payload) for h in reader.search("c", q, 4, w)]
+                                      for q in (vecs[3], vecs[40]) for w in (None, {"tour_id": "t1"})]
+
+    qdrant = QdrantVectorStore(path=str(folder))
+    qdrant._mode._mirror = None  # Qdrant's own answers
+    try:
+        want = answers(qdrant)
+    finally:
+        qdrant.close()
+    before = sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+    reader = snapshot_local(folder)
+    try:
+        assert answers(reader) == want and reader._client_obj is None  # never opened Qdrant
+    finally:
+        reader.close()
+    assert sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*")) == before
+    child = ("import sys, json, numpy as np\n"
+             "from vlkng_ros.core.stores.qdrant_store import snapshot_local\n"
+             f"r = snapshot_local(__import__('pathlib').Path({str(folder)!r}))\n"
+             f"hits = r.search('c', np.array({vecs[3].tolist()}, dtype=np.float32), 2)\n"
+             "r.close()\n"
+             "print(json.dumps([[h.point_id for h in hits], 'qdrant_client' in sys.modules]))\n")
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [["p3", want[1][1][0]], False]
+
+    # another writer moves p3: the mirror is stale, the reader must see the move
+    raw = QdrantClient(path=str(folder))
+    raw.upsert("c", points=[models.PointStruct(id=point_uuid("p3"), vector=vecs[40].tolist(),
+                                               payload={"i": 3, "moved": True, "_vlkng_id": "p3"})])
+    raw.close()
+    reader = snapshot_local(folder)
+    try:
+        hits = reader.search("c", vecs[40], 2)
+        assert {h.point_id for h in hits} == {"p3", "p40"} and reader._client_obj is not None
+    finally:
+        reader.close()
+
+    # the next writer's close refreshes the mirror; a damaged mirror is ignored with a warning
+    writer = QdrantVectorStore(path=str(folder))
+    try:
+        moved = answers(writer)
+    finally:
+        writer.close()
+    reader = snapshot_local(folder)
+    try:
+        assert answers(reader) == moved and reader._client_obj is None
+    finally:
+        reader.close()
+    mirror.write_bytes(b"PK not really")
+    with caplog.at_level("WARNING", logger="vlkng.stores.qdrant"):
+        reader = snapshot_local(folder)
+        try:
+            assert answers(reader) == moved
+        finally:
+            reader.close()
+    assert "unreadable points mirror" in caplog.text
+
+
+def test_writer_answers_from_the_mirror_and_stays_the_only_writer(tmp_path):
+    """A writer (a restarted node) answers from the mirror without opening Qdrant, opens it at
+    its first write, and a second writer of the same folder fails at opening, with a clear
+    one-line error, as it did on Qdrant's own lock."""
+    rng = np.random.default_rng(28)
+    vecs = unit(rng, 20)
+    folder = tmp_path / "q"
+    first = QdrantVectorStore(path=str(folder))
+    first.upsert("c", [f"p{i}" for i in range(20)], vecs, [{"i": i} for i in range(20)])
+    first.close()
+    writer = QdrantVectorStore(path=str(folder))
+    try:
+        with pytest.raises(StoreError, match="another process has this memory open for writing"):
+            QdrantVectorStore(path=str(folder))
+        assert writer.count("c") == 20 and writer.search("c", vecs[4], 1)[0].payload == {"i": 4}
+        assert writer._client_obj is None  # answered from the mirror
+        writer.upsert("c", ["p4"], vecs[9:10], [{"i": 4, "moved": True}])
+        assert writer._client_obj is not None
+        assert {h.point_id for h in writer.search("c", vecs[9], 2)} == {"p4", "p9"}
+    finally:
+        writer.close()
+    again = QdrantVectorStore(path=str(folder))  # the lock was released; the new mirror is used
+    try:
+        assert again.search("c", vecs[9], 2)[0].score == pytest.approx(1.0, abs=1e-5)
+        assert again.count("c") == 20 and again._client_obj is None
+    finally:
+        again.close()

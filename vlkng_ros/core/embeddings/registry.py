@@ -35,7 +35,9 @@ def make_text_embedder(cfg: EmbeddingConfig) -> TextEmbedder:
         from .minilm import MiniLMEmbedder
 
         runtime = getattr(cfg, "minilm_runtime", "auto")
-        return _cached(("minilm", cfg.device, runtime), lambda: MiniLMEmbedder(device=cfg.device, runtime=runtime))
+        threads = int(getattr(cfg, "minilm_blas_threads", 1))
+        return _cached(("minilm", cfg.device, runtime, threads),
+                       lambda: MiniLMEmbedder(device=cfg.device, runtime=runtime, blas_threads=threads))
     if backend == "siglip2":
         return _siglip(cfg)
     if backend == "hashing":

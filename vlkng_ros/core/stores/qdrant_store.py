@@ -17,6 +17,12 @@ lock to find the index, so they never wait for an upsert's re-training. Filters 
 evaluate (nested keys, non-scalar values) go to Qdrant's own filtered search. A server has its own
 HNSW index and is queried directly. The two modes differ in one seam: ``_ServerMode`` /
 ``_LocalMode``, chosen when the store opens.
+
+Opening a folder does not import qdrant-client (seconds of pydantic model building): a writer takes
+``<folder>/.vlkng-writer.lock`` (one writer at a time, checked at opening) and a reader takes
+nothing; searches and counts are answered from each collection's points mirror (``_Mirror``:
+written at a writer's close, used only while Qdrant's files are unchanged), and Qdrant itself is
+opened at the first write or the first use a fresh mirror cannot serve.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import re
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -59,29 +65,58 @@ class QdrantVectorStore(VectorStore):
         ``ann_exact_below``: local-mode collections smaller than this are searched exactly.
         ``ann_state_dir``: where trained ANN state is kept (default ``<path>/vlkng_ann`` for a
         folder, none for ':memory:')."""
-        from qdrant_client import QdrantClient
-
         self.target = url or path or ":memory:"
-        try:
-            if url:
-                self._client = QdrantClient(url=url, api_key=api_key or None, timeout=int(timeout_s))
-                self._client.get_collections()  # fail now, with the URL, if it is not there
-            elif path in (None, ":memory:"):
-                self._client = QdrantClient(location=":memory:")
-            else:
-                self._client = QdrantClient(path=str(path))
-        except Exception as e:  # connection, lock and permission errors come in many types
-            raise StoreError(f"cannot open Qdrant at {self.target}: {type(e).__name__}: {e}") from e
+        self._url, self._api_key, self._timeout_s = url, api_key, timeout_s
+        self._client_obj: Any = None
         self._dims: dict[str, int] = {}
-        # The one place local and server mode differ (see _ServerMode / _LocalMode).
-        if url:
-            self._mode: _ServerMode | _LocalMode = _ServerMode(self._client)
-        else:
-            state_dir = ann_state_dir or (None if path in (None, ":memory:") else str(Path(path) / "vlkng_ann"))
-            self._mode = _LocalMode(self._client, self.target, int(ann_exact_below),
-                                    Path(state_dir) if state_dir else None)
         self._lock = threading.RLock()  # client calls and the mode's index table; held briefly
         self._write_lock = threading.RLock()  # one upsert at a time (Qdrant, then the index)
+        folder = None if url or path in (None, ":memory:") else Path(str(path))
+        # The one place local and server mode differ (see _ServerMode / _LocalMode).
+        if url:
+            self._mode: _ServerMode | _LocalMode = _ServerMode(self._connected)
+        else:
+            state_dir = ann_state_dir or (None if folder is None else str(folder / "vlkng_ann"))
+            self._mode = _LocalMode(self._connected, self.target, int(ann_exact_below),
+                                    Path(state_dir) if state_dir else None,
+                                    mirror=None if folder is None else _Mirror(folder, Path(state_dir)),
+                                    writes=not self._reader)
+        self._writer_lock: Any = None
+        if folder is not None and not self._reader:
+            # one writer per folder, checked now; Qdrant itself opens at the first use the
+            # mirror cannot serve (a restarted node answers without importing qdrant-client)
+            self._writer_lock = _writer_lock(folder)
+        elif not self._reader:
+            self._connected()  # fail now (URL, credentials), not at the first write
+
+    _reader = False  # a reader's snapshot never writes into the memory (see _SnapshotQdrant)
+
+    def _connect(self) -> Any:
+        from qdrant_client import QdrantClient
+
+        if self._url:
+            client = QdrantClient(url=self._url, api_key=self._api_key or None, timeout=int(self._timeout_s))
+            client.get_collections()  # fail now, with the URL, if it is not there
+            return client
+        if self.target == ":memory:":
+            return QdrantClient(location=":memory:")
+        return QdrantClient(path=str(self.target))
+
+    def _connected(self) -> Any:
+        """The qdrant-client instance, opened on first use (importing qdrant-client takes seconds)."""
+        with self._lock:
+            if self._client_obj is None:
+                try:
+                    self._client_obj = self._connect()
+                except StoreError:
+                    raise
+                except Exception as e:  # connection, lock and permission errors come in many types
+                    raise StoreError(f"cannot open Qdrant at {self.target}: {type(e).__name__}: {e}") from e
+            return self._client_obj
+
+    @property
+    def _client(self) -> Any:
+        return self._connected()
 
     @property
     def ann_loads(self) -> dict[str, str]:
@@ -156,6 +191,8 @@ class QdrantVectorStore(VectorStore):
         with self._lock:  # held only to find the index; the index has its own lock
             index = self._mode.loaded(collection)
             if index is None:
+                index = self._mode.mirrored(collection)
+            if index is None:
                 if limit <= 0 or not self._client.collection_exists(collection):
                     return []
                 index = self._mode.index(collection)
@@ -195,6 +232,8 @@ class QdrantVectorStore(VectorStore):
         _check_collection(collection)
         with self._lock:
             index = self._mode.loaded(collection)
+            if index is None:
+                index = self._mode.mirrored(collection)
             if index is not None:
                 return len(index)
             if not self._client.collection_exists(collection):
@@ -208,10 +247,20 @@ class QdrantVectorStore(VectorStore):
             return None if index is None else index.stats()
 
     def close(self) -> None:
-        """Save each changed local index's trained state, then close the client."""
+        """Save each changed local index's trained state, then close the client; then refresh
+        the points mirror (``_Mirror``) of each collection used, where it is stale."""
         with self._write_lock, self._lock:
-            self._mode.unload()
-            self._client.close()
+            try:
+                used = self._mode.unload()
+                if self._client_obj is None:
+                    return
+                pending = self._mode.mirrors_due(used + self._mode.collections())
+                self._client_obj.close()
+                self._mode.write_mirrors(pending)
+            finally:
+                if self._writer_lock is not None:
+                    self._writer_lock.close()  # releases the flock
+                    self._writer_lock = None
 
 
 def _collection_dim(client: Any, collection: str, where: str) -> int:
@@ -225,9 +274,13 @@ class _ServerMode:
     """A Qdrant server: it indexes the payload keys searches filter on and answers every search
     with its own HNSW index (no in-process index)."""
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
+    def __init__(self, client: Callable[[], Any]) -> None:
+        self._client_fn = client
         self.loads: dict[str, str] = {}
+
+    @property
+    def client(self) -> Any:
+        return self._client_fn()
 
     def created(self, collection: str) -> None:
         from qdrant_client import models
@@ -241,10 +294,22 @@ class _ServerMode:
     def loaded(self, collection: str) -> None:
         return None
 
+    def mirrored(self, collection: str) -> None:
+        return None
+
     def save_state(self, collection: str, index: AnnIndex) -> None:  # pragma: no cover - never has one
         pass
 
-    def unload(self) -> None:
+    def unload(self) -> list[str]:
+        return []
+
+    def mirrors_due(self, collections: list[str]) -> list[Any]:
+        return []
+
+    def collections(self) -> list[str]:
+        return []
+
+    def write_mirrors(self, pending: list[Any]) -> None:
         pass
 
 
@@ -254,14 +319,21 @@ class _LocalMode:
     ``state_dir`` (none for ':memory:'). Local mode ignores payload indexes (and warns about them),
     so none are created. Called with the store's lock held."""
 
-    def __init__(self, client: Any, target: str, exact_below: int, state_dir: Path | None) -> None:
-        self.client = client
+    def __init__(self, client: Callable[[], Any], target: str, exact_below: int, state_dir: Path | None,
+                 mirror: _Mirror | None = None, writes: bool = True) -> None:
+        self._client_fn = client
+        self._mirror = mirror
+        self._writes = writes  # False for a reader: never writes ANN state or mirrors
         self.target = target
         self.exact_below = exact_below
         self._state_dir = state_dir
         self._indexes: dict[str, AnnIndex] = {}
         self._saved_version: dict[str, int] = {}  # index version last written to the state dir
         self.loads: dict[str, str] = {}  # collection -> how its index was loaded (bulk_load)
+
+    @property
+    def client(self) -> Any:
+        return self._client_fn()
 
     def created(self, collection: str) -> None:
         pass
@@ -270,32 +342,87 @@ class _LocalMode:
         """The collection's index if it is loaded already (never loads)."""
         return self._indexes.get(collection)
 
-    def unload(self) -> None:
-        """Save each changed index's trained state and forget the indexes."""
+    def unload(self) -> list[str]:
+        """Save each changed index's trained state and forget the indexes (returns their names)."""
         for collection, index in self._indexes.items():
             self.save_state(collection, index)
+        names = list(self._indexes)
         self._indexes.clear()
+        return names
+
+    def mirrored(self, collection: str) -> AnnIndex | None:
+        """The collection's index loaded from its points mirror, without Qdrant; None when there
+        is no fresh mirror (the caller then asks Qdrant)."""
+        points = None if self._mirror is None else self._mirror.read(collection)
+        if points is None:
+            return None
+        return self._install(collection, points, "mirror")
 
     def index(self, collection: str) -> AnnIndex | None:
-        """The collection's ANN index, built from Qdrant's points on first use."""
+        """The collection's ANN index, built on first use from its fresh mirror, else from
+        Qdrant's points."""
         index = self._indexes.get(collection)
+        if index is None:
+            index = self.mirrored(collection)
         if index is None and self.client.collection_exists(collection):
             dim = _collection_dim(self.client, collection, self.target)
-            index = AnnIndex(dim, exact_below=self.exact_below)
             points = self.local_points(collection, dim)
             if points is None:
                 points = self.scrolled_points(collection, dim)
-            ids, vecs, payloads = points
-            how = index.bulk_load(ids, vecs, payloads, self._load_state(collection))
-            self._indexes[collection] = index
-            self.loads[collection] = how
-            if how == "reused":
-                self._saved_version[collection] = index.version
-            elif index.trained:
-                self.save_state(collection, index)
-            log.debug("ANN index for %r loaded from %d points (%s): %s", collection, len(index),
-                      how, index.stats())
+            index = self._install(collection, (*points, dim), "qdrant")
         return index
+
+    def _install(self, collection: str, points: tuple[list[str], np.ndarray, list[dict[str, Any]], int],
+                 source: str) -> AnnIndex:
+        ids, vecs, payloads, dim = points
+        index = AnnIndex(dim, exact_below=self.exact_below)
+        how = index.bulk_load(ids, vecs, payloads, self._load_state(collection))
+        self._indexes[collection] = index
+        self.loads[collection] = how
+        if how == "reused":
+            self._saved_version[collection] = index.version
+        elif index.trained:
+            self.save_state(collection, index)
+        log.debug("ANN index for %r loaded from %d points of its %s (%s): %s", collection, len(index),
+                  source, how, index.stats())
+        return index
+
+    def collections(self) -> list[str]:
+        """Every collection in Qdrant ([] for a reader: it writes no mirrors)."""
+        if self._mirror is None or not self._writes:
+            return []
+        try:
+            return [c.name for c in self.client.get_collections().collections]
+        except Exception as e:  # noqa: BLE001 - only for the mirrors
+            log.debug("cannot list collections: %s", e)
+            return []
+
+    def mirrors_due(self, collections: list[str]) -> list[tuple[str, Any, str]]:
+        """(collection, points, Qdrant's file stamp) of each collection whose mirror is stale,
+        read while the client is still open (see ``write_mirrors``)."""
+        if self._mirror is None or not self._writes:
+            return []
+        due = []
+        for collection in dict.fromkeys(collections):
+            if self._mirror.read(collection, check_only=True) is not None:
+                continue
+            try:
+                if not self.client.collection_exists(collection):
+                    continue
+                dim = _collection_dim(self.client, collection, self.target)
+                points = self.local_points(collection, dim) or self.scrolled_points(collection, dim)
+            except Exception as e:  # noqa: BLE001 - the mirror is only a cache
+                log.warning("cannot mirror the points of %r: %s", collection, e)
+                continue
+            due.append((collection, points, self._mirror.stamp(collection)))
+        return due
+
+    def write_mirrors(self, pending: list[tuple[str, Any, str]]) -> None:
+        """Write each mirror with the stamp read before the client closed, only if Qdrant's files
+        still carry it after closing (nobody wrote in between)."""
+        for collection, points, stamp in pending:
+            if self._mirror is not None and self._mirror.stamp(collection) == stamp:
+                self._mirror.write(collection, points, stamp)
 
     def scrolled_points(self, collection: str,
                         dim: int) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
@@ -371,7 +498,7 @@ class _LocalMode:
         """Write the index's trained state atomically (temp file, then rename); errors are
         logged, never raised: the state is only a cache of what Qdrant holds."""
         path = self._state_path(collection)
-        if path is None or self._saved_version.get(collection) == index.version:
+        if path is None or not self._writes or self._saved_version.get(collection) == index.version:
             return
         version = index.version
         state = index.export_state()
@@ -386,6 +513,102 @@ class _LocalMode:
             self._saved_version[collection] = version
         except OSError as e:
             log.warning("cannot save ANN state to %s: %s", path, e)
+
+
+MIRROR_VERSION = 1
+WRITER_LOCK = ".vlkng-writer.lock"
+
+
+def _writer_lock(folder: Path) -> Any:
+    """An exclusive lock on ``folder/.vlkng-writer.lock`` held by the open writer (released at
+    close or process exit): a second writer of the memory fails at opening, as it would on
+    Qdrant's own lock, but without importing qdrant-client first."""
+    import fcntl
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fh = open(folder / WRITER_LOCK, "a+")
+    except OSError as e:
+        raise StoreError(f"cannot open Qdrant at {folder}: {e.strerror or e}") from e
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        fh.close()
+        raise StoreError(f"cannot open Qdrant at {folder}: another process has this memory open for "
+                         f"writing (one writer at a time; readers such as vlkng ask are fine)") from e
+    return fh
+
+
+class _Mirror:
+    """A copy of one local collection's points (ids, vectors, payloads as Qdrant stored them) in
+    ``<state_dir>/<collection>.points.npz``, written when a writer closes the store. It is used
+    only while Qdrant's own files for the collection (``meta.json``, the collection's
+    ``storage.sqlite`` and any ``-wal`` beside it: size, mtime, inode) are exactly as they were
+    when it was written, so a
+    write by anyone since makes it stale and the reader goes to Qdrant. A missing, stale or
+    unreadable mirror costs only that."""
+
+    def __init__(self, folder: Path, state_dir: Path) -> None:
+        self.folder = folder
+        self.state_dir = state_dir
+
+    def path(self, collection: str) -> Path:
+        return self.state_dir / f"{collection}.points.npz"
+
+    def stamp(self, collection: str) -> str:
+        marks = []
+        storage = self.folder / "collection" / collection / "storage.sqlite"
+        for f in (storage, self.folder / "meta.json", storage.with_name(storage.name + "-wal")):
+            try:
+                st = f.stat()
+                marks.append([st.st_size, st.st_mtime_ns, st.st_ino])
+            except OSError:
+                marks.append(None)
+        return json.dumps(marks)
+
+    def read(self, collection: str, check_only: bool = False
+             ) -> tuple[list[str], np.ndarray, list[dict[str, Any]], int] | None:
+        """The mirrored points and dim, or None when missing, stale or unreadable. With
+        ``check_only`` (the mirror is fresh) returns an empty tuple's stand-in without loading."""
+        path = self.path(collection)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                stamp = bytes(data["stamp"]).decode()
+                if int(data["version"]) != MIRROR_VERSION or stamp != self.stamp(collection) or \
+                        stamp.startswith("[null"):  # no Qdrant storage for the collection
+                    return None
+                if check_only:
+                    return [], np.zeros((0, 0), np.float32), [], 0
+                ids = json.loads(bytes(data["ids"]))
+                payloads = json.loads(bytes(data["payloads"]))
+                vecs = np.asarray(data["vectors"], dtype=np.float32)
+            if vecs.ndim != 2 or not (len(ids) == len(payloads) == vecs.shape[0]):
+                raise ValueError(f"{len(ids)} ids, {len(payloads)} payloads, vectors {vecs.shape}")
+            return [str(i) for i in ids], vecs, payloads, int(vecs.shape[1])
+        except Exception as e:  # truncated or foreign file: Qdrant is the truth
+            log.warning("ignoring unreadable points mirror %s (%s: %s); reading Qdrant", path, type(e).__name__, e)
+            return None
+
+    def write(self, collection: str, points: tuple[list[str], np.ndarray, list[dict[str, Any]]],
+              stamp: str) -> None:
+        ids, vecs, payloads = points
+        path = self.path(collection)
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as f:
+                np.savez(f, version=np.int64(MIRROR_VERSION), stamp=_utf8(stamp),
+                         ids=_utf8(json.dumps(ids)), payloads=_utf8(json.dumps(payloads)),
+                         vectors=np.asarray(vecs, dtype=np.float32))
+            os.replace(tmp, path)
+        except (OSError, TypeError, ValueError) as e:
+            log.warning("cannot write the points mirror %s: %s", path, e)
+
+
+def _utf8(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode(), dtype=np.uint8)
 
 
 def _stored_payload(payload: dict[str, Any]) -> dict[str, Any]:
@@ -412,12 +635,23 @@ def _check_collection(name: str) -> None:
 
 
 class _SnapshotQdrant(QdrantVectorStore):
-    """A local-mode store opened on a private copy of a memory's Qdrant folder (removed at close)."""
+    """A reader of a memory's embedded Qdrant folder. Searches are answered from the collections'
+    points mirrors while they are fresh (no qdrant-client import: a one-shot ``vlkng ask`` opens in
+    milliseconds); anything else opens Qdrant on a private copy of the folder (removed at close),
+    so a reader never takes the folder's lock. Never writes into the memory."""
 
-    def __init__(self, copy_dir: str, source: Path) -> None:
-        super().__init__(path=copy_dir)
-        self._copy_dir = copy_dir
+    _reader = True
+
+    def __init__(self, source: Path) -> None:
         self.source = source
+        self._copy_dir: str | None = None
+        super().__init__(path=str(source))
+
+    def _connect(self) -> Any:
+        from qdrant_client import QdrantClient
+
+        self._copy_dir = _private_copy(self.source)
+        return QdrantClient(path=self._copy_dir)
 
     def close(self) -> None:
         import shutil
@@ -425,20 +659,26 @@ class _SnapshotQdrant(QdrantVectorStore):
         try:
             super().close()
         finally:
-            shutil.rmtree(self._copy_dir, ignore_errors=True)
+            if self._copy_dir:
+                shutil.rmtree(self._copy_dir, ignore_errors=True)
 
 
 def snapshot_local(folder: Path) -> QdrantVectorStore:
-    """Open the embedded Qdrant ``folder`` for reading without taking its lock: its files are
-    copied to a temporary folder (SQLite files through SQLite's online backup, so a writer in
-    another process never leaves a torn copy) and the copy is opened. A missing folder gives an
-    empty in-memory store (the memory then re-indexes from its graph)."""
+    """Open the embedded Qdrant ``folder`` for reading without taking its lock (see
+    ``_SnapshotQdrant``). A missing folder gives an empty in-memory store (the memory then
+    re-indexes from its graph)."""
+    if not folder.is_dir():
+        return QdrantVectorStore(path=":memory:")
+    return _SnapshotQdrant(folder)
+
+
+def _private_copy(folder: Path) -> str:
+    """Copy the Qdrant ``folder`` to a temporary folder (SQLite files through SQLite's online
+    backup, so a writer in another process never leaves a torn copy); returns its path."""
     import shutil
     import sqlite3
     import tempfile
 
-    if not folder.is_dir():
-        return QdrantVectorStore(path=":memory:")
     tmp = tempfile.mkdtemp(prefix="vlkng-qdrant-ro-")
     try:
         for src in folder.rglob("*"):
@@ -447,7 +687,7 @@ def snapshot_local(folder: Path) -> QdrantVectorStore:
             if src.is_dir():
                 dst.mkdir(parents=True, exist_ok=True)
                 continue
-            if src.name == ".lock":
+            if src.name in (".lock", WRITER_LOCK) or rel.parts[0] == "vlkng_ann":  # a reader reads vlkng_ann in place
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             if src.suffix == ".sqlite":
@@ -460,7 +700,7 @@ def snapshot_local(folder: Path) -> QdrantVectorStore:
                     con.close()
             else:
                 shutil.copyfile(src, dst)
-        return _SnapshotQdrant(tmp, folder)
+        return tmp
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise StoreError(f"cannot read the vectors at {folder}: {e.strerror or e}") from e

@@ -34,8 +34,8 @@ def open_graph_store(cfg: StoreConfig, memory_dir: Path, read_only: bool = False
 
 
 def open_vector_store(cfg: StoreConfig, memory_dir: Path, read_only: bool = False) -> VectorStore:
-    """``read_only``: the embedded Qdrant folder (one process at a time) is read from a private
-    snapshot, so readers never take its lock from a writer or from each other."""
+    """``read_only``: the embedded Qdrant folder (one writer at a time) is read from its points
+    mirrors or a private snapshot, so readers never take its lock from a writer or from each other."""
     backend = cfg.vector_backend.strip().lower()
     if backend == "qdrant":
         from .qdrant_store import QdrantVectorStore, snapshot_local
