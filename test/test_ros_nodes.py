@@ -202,6 +202,7 @@ def test_missing_nav2_is_one_info_line_at_start_not_an_error_per_run(ros):
     operator reads it, /rosout over DDS (captured stderr is buffered differently per distro)."""
     from rcl_interfaces.msg import Log
     from rclpy.action import ActionClient
+    from rclpy.logging import LoggingSeverity
     from rclpy.parameter import Parameter
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from vlkng_msgs.action import GoTo
@@ -211,6 +212,8 @@ def test_missing_nav2_is_one_info_line_at_start_not_an_error_per_run(ros):
     node = NavigatorNode(namespace="nonav", parameter_overrides=[
         Parameter("nav_action_type", value="no_nav2_msgs/action/NavigateToPose"),
         Parameter("ask_service", value="/nonav_ask")])
+    # the process-wide default level is whatever an earlier test's --ros-args --log-level left
+    node.get_logger().set_level(LoggingSeverity.INFO)
     asker, client = _AskStandIn("/nonav_ask"), Node("goto_client")
     logged: list[Log] = []
     client.create_subscription(Log, "/rosout", logged.append, QoSProfile(
