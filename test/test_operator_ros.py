@@ -17,51 +17,14 @@ from pathlib import Path
 import pytest
 
 rclpy = pytest.importorskip("rclpy")
-from rclpy.action import ActionServer, CancelResponse  # noqa: E402
-from rclpy.callback_groups import ReentrantCallbackGroup  # noqa: E402
 from rclpy.executors import MultiThreadedExecutor  # noqa: E402
-from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from vlkng_msgs.action import NavigateToPoseCompat  # noqa: E402
 
 from helpers import chromium_driver, domain_id, wait_until  # noqa: E402
+from helpers_nav import StandInNav  # noqa: E402
 
 DOMAIN_ID = domain_id(76)  # unique per ROS test module
 TOKEN = "ros-web-token-77"
-
-
-class SlowNav(Node):
-    """A NavigateToPose-like server driving a point robot at ``speed`` m/s from ``start``."""
-
-    def __init__(self) -> None:
-        super().__init__("stand_in_nav")
-        self.speed = 4.0
-        self.x = self.y = 0.0
-        self.goals: list[tuple[float, float]] = []
-        ActionServer(self, NavigateToPoseCompat, "navigate_to_pose", self._execute,
-                     callback_group=ReentrantCallbackGroup(), cancel_callback=lambda _g: CancelResponse.ACCEPT)
-
-    def _execute(self, goal_handle):
-        target = goal_handle.request.pose.pose.position
-        self.goals.append((target.x, target.y))
-        fb = NavigateToPoseCompat.Feedback()
-        while True:
-            dist = math.hypot(target.x - self.x, target.y - self.y)
-            if goal_handle.is_cancel_requested:
-                goal_handle.canceled()
-                return NavigateToPoseCompat.Result(error_code=1, error_msg="canceled")
-            if dist < 0.05:
-                break
-            step = min(dist, self.speed * 0.05)
-            self.x += (target.x - self.x) / dist * step
-            self.y += (target.y - self.y) / dist * step
-            fb.current_pose.header.frame_id = "map"
-            fb.current_pose.pose.position.x, fb.current_pose.pose.position.y = self.x, self.y
-            fb.distance_remaining = float(max(0.0, dist - step))
-            goal_handle.publish_feedback(fb)
-            time.sleep(0.05)
-        goal_handle.succeed()
-        return NavigateToPoseCompat.Result()
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +46,7 @@ def ros_web(built_home, tmp_path_factory):
                                                   "nav_server_timeout_s": 5.0}))
     web = WebNode(memory=memory, engine_source=lambda: ask.engine,
                   parameter_overrides=over({"web.token": TOKEN, "web.port": 0, "web.status_period_s": 0.3}))
-    stand_in = SlowNav()
+    stand_in = StandInNav()
     assert autostart(ask) and autostart(web) and autostart(nav)
     executor = MultiThreadedExecutor(num_threads=6)
     for n in (ask, nav, web, stand_in):

@@ -11,7 +11,7 @@ import time
 import cv2
 import numpy as np
 import pytest
-from helpers import domain_id
+from helpers import domain_id, wait_until
 import rclpy
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
@@ -35,15 +35,6 @@ def ros():
     rclpy.init(args=["--ros-args", "-p", "embeddings.text_backend:=hashing"], domain_id=DOMAIN_ID)
     yield
     rclpy.shutdown()
-
-
-def _wait_for(predicate, timeout_s: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _scene(k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +108,7 @@ def test_live_capture_stores_aligned_depth_with_each_keyframe(ros, tmp_path, cap
             p_depth = pub.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", 10)
             p_pose = pub.create_publisher(PoseWithCovarianceStamped, "pose", 10)
             p_cloud = pub.create_publisher(PointCloud2, "points", 10)
-            assert _wait_for(lambda: p_img.get_subscription_count() and p_depth.get_subscription_count()
+            assert wait_until(lambda: p_img.get_subscription_count() and p_depth.get_subscription_count()
                              and p_cloud.get_subscription_count())
             sent = {}
             late = None
@@ -135,9 +126,9 @@ def test_live_capture_stores_aligned_depth_with_each_keyframe(ros, tmp_path, cap
                 p_img.publish(img)
                 p_pose.publish(pose)
                 time.sleep(0.15)
-            assert _wait_for(lambda: cap.stats["keyframes"] == 5), dict(cap.stats)
+            assert wait_until(lambda: cap.stats["keyframes"] == 5, 15), dict(cap.stats)
             p_depth.publish(late)
-            assert _wait_for(lambda: cap.stats["depth_late"] == 1), dict(cap.stats)
+            assert wait_until(lambda: cap.stats["depth_late"] == 1, 15), dict(cap.stats)
             cap.trigger_deactivate()
             cap.builder.depth_writer.flush()
             assert cap.stats["keyframes_with_depth"] == 4  # 0, 1, 2 (image), 4 (cloud); 3 came late

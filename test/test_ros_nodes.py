@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from helpers import domain_id
+from helpers import domain_id, wait_until
 import rclpy
 from rclpy.node import Node
 
@@ -50,15 +50,6 @@ def memory(tmp_path):
     mem.close()
 
 
-def _wait_for(predicate, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _topics(probe: Node) -> set[str]:
     return {name for name, _ in probe.get_topic_names_and_types()}
 
@@ -76,13 +67,13 @@ def test_lifecycle_node_configures_activates_and_shuts_down(ros, memory, factory
         assert memory is node.memory
         assert node.trigger_activate() == OK and node.active
         if expect_topic:
-            assert _wait_for(lambda: expect_topic in _topics(ros)), f"{expect_topic} never appeared"
+            assert wait_until(lambda: expect_topic in _topics(ros)), f"{expect_topic} never appeared"
         else:
-            assert _wait_for(lambda: "/ask" in {n for n, _ in ros.get_service_names_and_types()})
+            assert wait_until(lambda: "/ask" in {n for n, _ in ros.get_service_names_and_types()})
         assert node.trigger_deactivate() == OK and not node.active
         assert node.trigger_cleanup() == OK and node.memory is None
         if expect_topic:  # cleanup destroyed its entities
-            assert _wait_for(lambda: expect_topic not in _topics(ros))
+            assert wait_until(lambda: expect_topic not in _topics(ros))
     finally:
         node.destroy_node()
 
@@ -127,7 +118,7 @@ def test_namespace_applies_to_relative_names(ros, memory):
     node = CaptureNode(memory=memory, namespace="robot7")
     try:
         assert node.trigger_configure() == OK
-        assert _wait_for(lambda: "/robot7/keyframes" in _topics(ros))
+        assert wait_until(lambda: "/robot7/keyframes" in _topics(ros))
         assert node.resolve_topic_name(node.cfg.image_topic) == "/robot7/camera/image_raw/compressed"
     finally:
         node.destroy_node()
@@ -220,11 +211,11 @@ def test_missing_nav2_is_one_info_line_at_start_not_an_error_per_run(ros):
         depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     spun = _Spun(node, asker, client)
     try:
-        assert _wait_for(lambda: any(p.node_name == "goto_client"
+        assert wait_until(lambda: any(p.node_name == "goto_client"
                                      for p in node.get_subscriptions_info_by_topic("/rosout")))
         assert autostart(node)
         assert node.nav_client is None and "no_nav2_msgs" in node.nav_error
-        assert _wait_for(lambda: "/nonav/go_to/_action/feedback" in _topics(ros))
+        assert wait_until(lambda: "/nonav/go_to/_action/feedback" in _topics(ros))
         assert import_interface("vlkng_msgs/action/GoTo") is GoTo
         with pytest.raises(ValueError, match="not installed"):
             import_interface("no_nav2_msgs/action/NavigateToPose")
@@ -289,12 +280,12 @@ def test_deactivating_the_navigator_stops_a_running_go_to(ros):
         results: list = []
         runner = threading.Thread(target=lambda: results.append(_goto(go_to, "the kettle")), daemon=True)
         runner.start()
-        assert _wait_for(lambda: nav.driving == 1, 20), "never navigating"
+        assert wait_until(lambda: nav.driving == 1, 20), "never navigating"
         assert node.trigger_deactivate() == OK
         runner.join(30)
         assert results and results[0].error_code == GoTo.Result.CANCELED
         assert results[0].error_msg == "the navigator was deactivated"
-        assert _wait_for(lambda: nav.canceled == 1)  # Nav2's goal was canceled too
+        assert wait_until(lambda: nav.canceled == 1)  # Nav2's goal was canceled too
     finally:
         spun.close()
         for n in (node, asker, nav, client):
@@ -338,7 +329,7 @@ def test_navigator_is_a_lifecycle_node_a_manager_drives_over_its_services(ros):
         assert transition(Transition.TRANSITION_DEACTIVATE) and state() == "inactive"
         assert _goto(go_to, "the kettle") is None
         assert transition(Transition.TRANSITION_CLEANUP) and state() == "unconfigured"
-        assert _wait_for(lambda: not go_to.server_is_ready())  # cleanup destroyed the server
+        assert wait_until(lambda: not go_to.server_is_ready())  # cleanup destroyed the server
         assert transition(Transition.TRANSITION_CONFIGURE) and transition(Transition.TRANSITION_ACTIVATE)
         assert state() == "active"
     finally:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rclpy
-from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -44,6 +44,7 @@ from vlkng_ros.nodes.common import TransitionCallbackReturn
 from vlkng_ros.nodes.suite import SuiteExecutors, make_suite
 
 from helpers import build_test_interfaces, domain_id, wait_until
+from helpers_nav import StandInNav
 
 OK = TransitionCallbackReturn.SUCCESS
 
@@ -57,51 +58,6 @@ def _wait_future(future, timeout_s: float = 30.0):
     future.add_done_callback(lambda _f: done.set())
     assert done.wait(timeout_s), "no answer in time"
     return future.result()
-
-
-def _wait_for(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
-class StandInNav(Node):
-    """A NavigateToPose server: drives a point robot straight to the goal at ``speed`` m/s."""
-
-    def __init__(self, action_type=NavigateToPoseCompat) -> None:
-        super().__init__("stand_in_nav")
-        self.speed = 40.0
-        self.goals = 0
-        self.x = self.y = 0.0
-        self.action_type = action_type
-        ActionServer(self, action_type, "navigate_to_pose", self._execute,
-                     callback_group=ReentrantCallbackGroup(),
-                     cancel_callback=lambda _g: CancelResponse.ACCEPT)
-
-    def _execute(self, goal_handle):
-        self.goals += 1
-        target = goal_handle.request.pose.pose.position
-        fb = self.action_type.Feedback()
-        while True:
-            dist = math.hypot(target.x - self.x, target.y - self.y)
-            if goal_handle.is_cancel_requested:
-                goal_handle.canceled()
-                return self.action_type.Result(error_code=1, error_msg="canceled")
-            if dist < 0.05:
-                break
-            step = min(dist, self.speed * 0.05)
-            self.x += (target.x - self.x) / dist * step
-            self.y += (target.y - self.y) / dist * step
-            fb.current_pose.header.frame_id = "map"
-            fb.current_pose.pose.position.x, fb.current_pose.pose.position.y = self.x, self.y
-            fb.distance_remaining = float(max(0.0, dist - step))
-            goal_handle.publish_feedback(fb)
-            time.sleep(0.05)
-        goal_handle.succeed()
-        return self.action_type.Result()
 
 
 class Client(Node):
@@ -149,7 +105,7 @@ class Client(Node):
         handle = _wait_future(self.go_to.send_goal_async(GoTo.Goal(query=query), feedback_callback=fb_cb))
         assert handle.accepted
         if cancel_after_navigating:
-            assert _wait_for(lambda: any(f.stage == GoTo.Feedback.NAVIGATING for f in feedback), 20)
+            assert wait_until(lambda: any(f.stage == GoTo.Feedback.NAVIGATING for f in feedback), 20)
             _wait_future(handle.cancel_goal_async())
         result = _wait_future(handle.get_result_async(), 60)
         return result.result, feedback
@@ -185,7 +141,7 @@ def live(tour, pose_source, tmp_path_factory):
         "tour_id": tour.name, "tour_dir": str(tour), "flush_after_s": 1.5,
         "nav_action_type": f"{nav_type.__module__.split('.')[0]}/action/{nav_type.__name__}",
         "nav_server_timeout_s": 5.0})
-    client, nav = Client(), StandInNav(nav_type)
+    client, nav = Client(), StandInNav(nav_type, speed=40.0)
     executor = SuiteExecutors(suite, 8, extra=(client, nav)).start()  # as vlkng run spins the suite
     suite.start()
     assert client.ask.wait_for_service(timeout_sec=20)
@@ -216,7 +172,7 @@ def live(tour, pose_source, tmp_path_factory):
     wait_until(lambda: not suite.capture._pending, 15)
     suite.capture.flush_pending()
     suite.chunk_builder.flush_now()
-    assert _wait_for(lambda: suite.chunk_builder.idle, 60)
+    assert wait_until(lambda: suite.chunk_builder.idle, 60)
     suite.merger.merge_pending()
     yield {"suite": suite, "client": client, "nav": nav, "during": during, "replay": replay, "tour": tour}
     executor.shutdown()
@@ -389,9 +345,9 @@ def test_voice_goto_and_question(live):
     client = live["client"]
     client.replies.clear()
     client.voice.publish(String(data="take me to the chair"))
-    assert _wait_for(lambda: any(r.startswith("We are at") for r in client.replies), 30), client.replies
+    assert wait_until(lambda: any(r.startswith("We are at") for r in client.replies), 30), client.replies
     client.voice.publish(String(data="where did I see a giraffe?"))
-    assert _wait_for(lambda: any("not seen" in r for r in client.replies), 30), client.replies
+    assert wait_until(lambda: any("not seen" in r for r in client.replies), 30), client.replies
 
 
 def test_capture_keeps_up_with_1280x720(live, tmp_path):
@@ -445,7 +401,7 @@ def test_killed_mid_tour_and_restarted_loses_nothing_merges_nothing_twice(tour, 
     run = subprocess.Popen(run_cmd, env=env, cwd=REPO)
     replay = subprocess.Popen(replay_cmd, env=env, cwd=REPO)
     try:
-        assert _wait_for(lambda: _count_chunk_files(mem_dir, tour.name) >= 2, 150), "no chunks before the kill"
+        assert wait_until(lambda: _count_chunk_files(mem_dir, tour.name) >= 2, 150), "no chunks before the kill"
         run.send_signal(signal.SIGKILL)  # killed mid-tour: no cleanup at all
         run.wait(timeout=10)
         replay.wait(timeout=150)
