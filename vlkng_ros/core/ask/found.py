@@ -6,18 +6,29 @@ close enough to be the thing asked for, or just the least unrelated thing in the
 ("kettle" -> the plant).
 
 Retrieval fuses many signals (labels, affordances, relations, vectors) and so always finds
-*something*; whether that something is the thing named is decided here, from the phrase and the
-target's labels alone, by the embedder's and the lexicon's own similarity structure rather than by
-a constant fit to one world:
+*something*; whether that something is the thing named is decided here, on each candidate's own
+evidence (its labels and description), by the lexicon's and the embedder's own structure rather
+than by a constant fit to one world:
 
-* a target is the thing asked for when the lexicon relates the named phrase and one of the
-  target's labels (synonym or kind-of: "couch" = "sofa", a "washbasin" is a "sink"), or when
-  their embedding similarity beats how similar the phrase is to *other* everyday household
-  things (``BACKGROUND``, a fixed list independent of any memory or world: for a small
-  embedder, unrelated household objects are already about 0.4-0.5 similar, so "kettle" ~ "plant"
-  is background, not a match) by ``ask.found_margin``;
-* a question that names no thing ("where can I boil water?") keeps the retrieval's relevance
-  against the per-embedder floor: affordances decide what serves an activity.
+* a label *names* the phrase when it is the phrase, the phrase is its head noun ("table": a
+  "coffee table"), or the lexicon calls the label a name for it or a kind of it ("sofa" for
+  "couch", a "laundry basket" for "hamper"). The other direction (the phrase is a narrower kind:
+  "settee" -> "sofa") counts only when the label's own common senses relate back: "suitcase" is a
+  rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
+  ("scatter cushion") is named through its head noun when the whole phrase is above background;
+* otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
+  is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
+  or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
+  so "kettle" ~ "plant" is background, not a match) by ``ask.found_margin``; the curve of that
+  margin is bench/bench_absent.py's;
+* a named thing's candidates are checked even below the retrieval's relevance floor (their own
+  evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
+  and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
+  unless its affordances hold the verb. A determiner before the phrase ("the low table") makes it
+  a thing, whatever its first word could also be.
+
+When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
+bag"), never as a goal or a target.
 
 Existence questions ("is there a kettle?") and the GoTo action call ``decide_found`` too; no
 second threshold exists anywhere.
@@ -149,8 +160,8 @@ class FoundRule:
         is acted on ("put my *cup*", "DROP *TABLE*") does not serve it unless one of its
         affordances is the phrase's verb (or a related one)."""
         pw = words(phrase)
-        lw = words(node.label)
-        if not pw or not lw or lw[-1] not in pw[1:] or self.names(node.label, phrase):
+        acted_on = [lab for lab in _labels(node) if words(lab) and words(lab)[-1] in pw[1:]]
+        if not acted_on or any(self.names(lab, phrase) for lab in acted_on):
             return True
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
         return any(words(a)[:1] and words(a)[0] in verbs for a in node.affordances)
