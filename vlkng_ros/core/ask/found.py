@@ -15,7 +15,7 @@ than by a constant fit to one world:
   "couch", a "laundry basket" for "hamper"). The other direction (the phrase is a narrower kind:
   "settee" -> "sofa") counts only when the label's own common senses relate back: "suitcase" is a
   rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
-  ("scatter cushion") is named through its head noun when the whole phrase is above background;
+  ("bedside table") is not named through its head noun alone (a coffee table is a table too);
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import is_kind_of
+from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
 from .query import words
 
 if TYPE_CHECKING:
@@ -126,17 +126,19 @@ class FoundRule:
             return True
         if any(is_kind_of(self.lexicon, name, phrase) for name in dict.fromkeys((label, lw[-1]))):
             return True
+        related = self.lexicon.related(phrase).get(label, 0.0)
+        if SECONDARY_NAME_SHARE * HYPONYM_STRENGTH - 1e-9 <= related <= HYPONYM_STRENGTH + 1e-9:
+            return True  # the phrase's kinds hold the label ("low table" -> coffee table, by its definition)
         # the phrase is a narrower kind of the label ("settee": a sofa, "washbasin": a sink), in
         # the label's own common senses too: "suitcase" names a rare sense of "bag", and a bag
         # seen (the backpack) is no suitcase
-        return (self.lexicon.related(phrase).get(label, 0.0) >= self.kind_of_min
-                and phrase.lower() in self.lexicon.related(label))
+        return related >= self.kind_of_min and phrase.lower() in self.lexicon.related(label)
 
     def match(self, phrase: str, labels: list[str], description: str = "") -> float:
         """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
         label names it (``names``) or the description has every word of it; else the best
-        embedding similarity of a ``comparable`` label minus the phrase's background level
-        (compared with ``ask.found_margin``); -1 when no label is comparable."""
+        label's embedding similarity minus the higher of its and the phrase's background level
+        (compared with ``ask.found_margin``)."""
         labels = [lab.lower() for lab in labels if lab and lab.strip()]
         wanted = words(phrase)
         if not labels or not wanted:
@@ -147,12 +149,6 @@ class FoundRule:
         vecs = self._vecs([phrase, *labels])
         level = self.background_level(phrase)
         sims = [float(v @ vecs[0]) - max(level, self.background_level(lab)) for lab, v in zip(labels, vecs[1:])]
-        if len(wanted) > 1 and len(self.lexicon.related(phrase)) <= 1:
-            # a compound the lexicon does not know ("scatter cushion"): its head noun names the
-            # thing when a label is (a kind of) it and the whole phrase is no further from the
-            # label than from unrelated things (the modifier does not contradict it)
-            if any(self.names(lab, wanted[-1]) and sim >= 0.0 for lab, sim in zip(labels, sims)):
-                return 1.0
         return max(sims)
 
     def serves(self, phrase: str, node) -> bool:
@@ -192,8 +188,9 @@ class FoundRule:
         targets, named = self._candidates(sub, pq)
         if not named:
             return targets
-        return [o for o in targets
-                if self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) >= self.margin]
+        scores = {o: self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets}
+        # an object a label names comes before one only similar to it (retrieval order otherwise)
+        return sorted((o for o in targets if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
