@@ -43,6 +43,9 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, nargs="+", required=True)
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--work", default="/tmp/vlkng-absent")
+    ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
+    ap.add_argument("--build-only", action="store_true", help="generate and build the memories, ask nothing "
+                    "(prepare fresh seeds without reading them)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     from vlkng_ros.core.config import VlkngConfig
@@ -52,15 +55,19 @@ def main() -> int:
 
     rows: list[tuple[bool, float, str]] = []
     for seed in args.seeds:
-        tour = Path(args.work) / f"s{seed}"
-        mem = Path(args.work) / f"s{seed}.mem"
+        name = f"s{seed}{'v' if args.varied else ''}"
+        tour = Path(args.work) / name
+        mem = Path(args.work) / f"{name}.mem"
         if not (tour / "world.json").exists():
-            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, overwrite=True)
+            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, overwrite=True, varied=args.varied)
         if not (mem / "graph.sqlite").exists():
             cfg = VlkngConfig()
             with Memory.open(mem, cfg) as m:
                 build_tour(tour, m, cfg, progress=False)
-        rows += scores_for(tour, mem)
+        if not args.build_only:
+            rows += scores_for(tour, mem)
+    if args.build_only:
+        return 0
     present = np.array([s for p, s, _ in rows if p])
     absent = np.array([s for p, s, _ in rows if not p])
     current = VlkngConfig().ask.found_margin
@@ -77,10 +84,10 @@ def main() -> int:
     for c in curve:
         mark = "  <- ask.found_margin" if abs(c["margin"] - current) < 1e-9 else ""
         print(f"{c['margin']:6.2f}  {c['found_present']:14.3f}  {c['false_found_absent']:19.3f}{mark}")
-    worst = sorted((s, q) for p, s, q in rows if not p)[-5:]
-    print("closest absent questions (score, question):", [(round(s, 3), q) for s, q in worst])
-    missed = sorted((s, q) for p, s, q in rows if p)[:5]
-    print("weakest present questions (score, question):", [(round(s, 3), q) for s, q in missed])
+    false = sorted(((s, q) for p, s, q in rows if not p and s >= current), reverse=True)
+    print(f"absent questions found at {current}:", [(round(s, 3), q) for s, q in false])
+    missed = sorted((s, q) for p, s, q in rows if p and s < current)
+    print(f"present questions not found at {current}:", [(round(s, 3), q) for s, q in missed])
     return 0
 
 

@@ -9,6 +9,9 @@ import logging
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -202,6 +205,51 @@ def test_readers_share_a_memory_with_a_writer_and_each_other(tiny, tmp_path):
                 r.close()
 
 
+def _cli(*args: str) -> subprocess.Popen:
+    """A real ``vlkng`` process (its own Python, its own store clients and locks)."""
+    return subprocess.Popen([sys.executable, "-m", "vlkng_ros.cli", "-q", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _answers(procs: list[subprocess.Popen]) -> list[dict]:
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=600)
+        assert p.returncode == 0, stderr[-2000:]
+        out.append(json.loads(stdout))
+    return out
+
+
+def test_concurrent_ask_processes_and_an_ask_during_a_build(tiny, tmp_path):
+    """Several ``vlkng ask`` processes on one memory all answer (today's main: 3 of 4 failed on
+    the Qdrant folder lock), and they answer while a ``vlkng build`` process writes into it."""
+    mem = _copy_mem(tiny["memA"], tmp_path / "mem")
+    label = _present_label(mem)
+    question = f"where is the {label}?"
+    for res in _answers([_cli("ask", str(mem), question, "--json") for _ in range(4)]):
+        assert res["success"] and res["found"] and res["goal"] is not None
+
+    longer = tmp_path / "long" / "home"  # a tour whose build outlasts the asks
+    generate_tour(longer, minutes=1.0, seed=3, width=320, height=240, log_progress=False)
+    build = _cli("build", str(longer), "--memory", str(mem), "--json")
+    try:
+        lock = mem / "qdrant" / ".lock"  # the build holds the vector store
+        deadline = time.monotonic() + 120
+        while build.poll() is None and not lock.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        asks = [_cli("ask", str(mem), question, "--json") for _ in range(2)]
+        answers = _answers(asks)
+        during = build.poll() is None
+        stdout, stderr = build.communicate(timeout=600)
+    finally:
+        if build.poll() is None:
+            build.kill()
+    assert build.returncode == 0, stderr[-2000:]
+    assert during, "the build ended before the asks did: the tour is too short to test this"
+    for res in answers:
+        assert res["success"] and res["found"], res["message"]
+
+
 def test_read_only_memory_can_be_asked_and_exported(tiny, tmp_path, capsys):
     mem = _copy_mem(tiny["memA"], tmp_path / "mem")
     for p in [mem, *mem.rglob("*")]:
@@ -303,10 +351,14 @@ def test_absent_objects_are_not_found_and_get_no_goal(tiny):
     from vlkng_ros.eval.absent import presence_questions
 
     qs = presence_questions(tiny["A"])
-    absent = [q for q in qs if not q.present and "DROP" not in q.target]
+    absent = [q for q in qs if not q.present]
     examples = [q for q in absent if q.target in ("kettle", "toilet", "stove", "piano", "bicycle")]
     assert examples
-    present = [q for q in qs if q.present and " " not in q.target][:8]
+    from vlkng_ros.eval.sim.catalog import CLASSES
+
+    # asked by the name perception gives them; synonyms only an embedding relates ("light" for a
+    # lamp) are the bench's curve, where the rule trades them against false founds
+    present = [q for q in qs if q.present and q.target in CLASSES][:8]
     cfg = VlkngConfig()
     with Memory.open(tiny["memA"], cfg, read_only=True) as m:
         engine = AskEngine(m, cfg)
@@ -320,3 +372,67 @@ def test_absent_objects_are_not_found_and_get_no_goal(tiny):
     assert sum(r.found for r in others) <= 0.25 * len(others) + 1
     assert sum(r.found and r.goal is not None for r in hits) >= len(present) - 1, \
         [(q.question, r.answer) for q, r in zip(present, hits) if not r.found]
+
+
+@pytest.fixture(scope="module")
+def home_memory(tmp_path_factory) -> Path:
+    """A hand-built memory: what was seen is known exactly, so the words asked can be chosen."""
+    from helpers_ask import add_objects, make_memory
+
+    path = tmp_path_factory.mktemp("found") / "mem"
+    with make_memory(path) as m:
+        add_objects(m, [
+            {"id": "o-sofa", "label": "sofa", "description": "a large blue fabric sofa",
+             "affordances": ["sit on", "lie on"], "position": (1.0, 1.0), "seen": [1, 2, 3]},
+            {"id": "o-basket", "label": "laundry basket", "description": "a white plastic laundry basket",
+             "affordances": ["put clothes in"], "position": (4.0, 0.5), "seen": [4, 5]},
+            {"id": "o-table", "label": "coffee table", "description": "a low glass coffee table",
+             "affordances": ["put things on"], "position": (1.5, 2.0), "seen": [2, 3, 6]},
+            {"id": "o-kettle", "label": "electric kettle", "description": "a steel electric kettle",
+             "affordances": ["boil water", "pour"], "position": (6.0, 1.0), "seen": [7, 8]},
+            {"id": "o-bag", "label": "bag", "description": "a red fabric bag",
+             "affordances": ["carry things"], "position": (3.0, 3.0), "seen": [9, 10]},
+        ])
+    return path
+
+
+def _ask_home(path: Path, question: str):
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.types import AskRequest
+
+    cfg = VlkngConfig()
+    with Memory.open(path, cfg, read_only=True) as m:
+        return AskEngine(m, cfg).ask(AskRequest(question, [], 3))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("where is the sofa?", "o-sofa"),
+    ("take me to the couch", "o-sofa"),  # a synonym the lexicon knows
+    ("have you seen my hamper?", "o-basket"),  # what was seen is a kind of what is asked
+    ("where is the table?", "o-table"),  # the asked word is the seen label's head noun
+    ("where did you see a kettle?", "o-kettle"),
+    ("where can I boil water?", "o-kettle"),  # an activity: the affordance decides
+])
+def test_present_things_are_found_with_a_goal(home_memory, question, expected):
+    res = _ask_home(home_memory, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id == expected and res.goal is not None and res.frames
+
+
+@pytest.mark.parametrize("question", [
+    "where is the piano?", "take me to the bicycle", "have you seen my toothbrush?",
+    "where is '; DROP TABLE objects; --?",  # the word "table" inside junk grounds nothing
+    "where is blorptangle?", "where is the quantum flux capacitor?",
+])
+def test_absent_and_junk_are_not_found(home_memory, question):
+    res = _ask_home(home_memory, question)
+    assert res.success and not res.found, (question, res.answer, res.target_object_id)
+    assert res.goal is None and res.frames == [] and res.target_object_id == ""
+
+
+def test_a_related_thing_is_offered_in_words_never_as_a_goal(home_memory):
+    """"suitcase" is one of "bag"'s rarer senses: the bag seen is offered in the answer text, and
+    the robot is given no goal to drive to."""
+    res = _ask_home(home_memory, "where is my suitcase?")
+    assert res.success and not res.found and res.goal is None and res.target_object_id == ""
+    assert res.answer.startswith("I have not seen") and "bag" in res.answer

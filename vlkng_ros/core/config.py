@@ -167,8 +167,9 @@ class AskConfig:
     max_question_chars: int = _f(2000, "Longest question accepted (characters); a longer one gets a one-line error.")
     refresh_s: float = _f(30.0, "A memory written by another process (a build while the server runs) is "
                                 "noticed by the ask caches within this many seconds.")
-    found_margin: float = _f(0.16, "Found / not seen: the best match must beat a typical unrelated household "
-                                   "thing's similarity to the question by this much (core/ask/found.py; bench/bench_absent.py).")
+    found_margin: float = _f(0.22, "Found / not seen, when no label names the thing asked for (core/ask/found.py): "
+                                   "the label's embedding similarity to it must beat both words' similarity to "
+                                   "unrelated household things by this much (curve: bench/bench_absent.py).")
     robot_radius_m: float = _f(0.3, "Goal pose: the robot's radius (m); the goal keeps it clear of the object's "
                                     "footprint (core/goals.py).")
     goal_clearance_m: float = _f(0.35, "Goal pose: free space between the robot's edge and the object's estimated "

@@ -136,6 +136,8 @@ class AskEngine:
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
+        for oid in targets:  # the found rule may keep a named thing the fused retrieval ranked low
+            sub.relevance[oid] = max(sub.relevance.get(oid, 0.0), floor)
         found = bool(targets)
         scored = rank_frames(sub, pq, self._image_size, floor) if found else []
         retriever = self._retrievers["ger" if mode == "ger" else "gr"]

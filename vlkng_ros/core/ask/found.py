@@ -6,18 +6,29 @@ close enough to be the thing asked for, or just the least unrelated thing in the
 ("kettle" -> the plant).
 
 Retrieval fuses many signals (labels, affordances, relations, vectors) and so always finds
-*something*; whether that something is the thing named is decided here, from the phrase and the
-target's labels alone, by the embedder's and the lexicon's own similarity structure rather than by
-a constant fit to one world:
+*something*; whether that something is the thing named is decided here, on each candidate's own
+evidence (its labels and description), by the lexicon's and the embedder's own structure rather
+than by a constant fit to one world:
 
-* a target is the thing asked for when the lexicon relates the named phrase and one of the
-  target's labels (synonym or kind-of: "couch" = "sofa", a "washbasin" is a "sink"), or when
-  their embedding similarity beats how similar the phrase is to *other* everyday household
-  things (``BACKGROUND``, a fixed list independent of any memory or world: for a small
-  embedder, unrelated household objects are already about 0.4-0.5 similar, so "kettle" ~ "plant"
-  is background, not a match) by ``ask.found_margin``;
-* a question that names no thing ("where can I boil water?") keeps the retrieval's relevance
-  against the per-embedder floor: affordances decide what serves an activity.
+* a label *names* the phrase when it is the phrase, the phrase is its head noun ("table": a
+  "coffee table"), or the lexicon calls the label a name for it or a kind of it ("sofa" for
+  "couch", a "laundry basket" for "hamper"). The other direction (the phrase is a narrower kind:
+  "settee" -> "sofa") counts only when the label's own common senses relate back: "suitcase" is a
+  rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
+  ("bedside table") is not named through its head noun alone (a coffee table is a table too);
+* otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
+  is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
+  or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
+  so "kettle" ~ "plant" is background, not a match) by ``ask.found_margin``; the curve of that
+  margin is bench/bench_absent.py's;
+* a named thing's candidates are checked even below the retrieval's relevance floor (their own
+  evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
+  and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
+  unless its affordances hold the verb. A determiner before the phrase ("the low table") makes it
+  a thing, whatever its first word could also be.
+
+When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
+bag"), never as a goal or a target.
 
 Existence questions ("is there a kettle?") and the GoTo action call ``decide_found`` too; no
 second threshold exists anywhere.
@@ -25,11 +36,13 @@ second threshold exists anywhere.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
 from .query import words
 
 if TYPE_CHECKING:
@@ -48,6 +61,7 @@ BACKGROUND = (
     "doll", "ball", "bin", "sponge", "soap", "brush", "comb", "glass", "tray", "cloth",
 )
 BACKGROUND_QUANTILE = 0.9
+DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "some", "any")
 
 
 class FoundRule:
@@ -90,53 +104,100 @@ class FoundRule:
         """The question names a thing to find (not an activity, not "what is on the counter")."""
         if not pq.target:
             return False
+        if re.search(rf"\b(?:{'|'.join(DETERMINERS)})\s+{re.escape(pq.target.lower())}\b", (pq.text or "").lower()):
+            return True  # "the low table", "my potted plant": a noun phrase, whatever its first
+            # word could also be ("low", "pot" are verbs too)
         known = self.lexicon.names_a_thing(pq.target)
         if known is None:  # a phrase the lexicon does not know: an activity when it starts with a verb
             first = words(pq.target)[:1]
             return not (first and len(self.lexicon.related_verbs(first[0])) > 1)
         return known
 
+    def names(self, label: str, phrase: str) -> bool:
+        """Is a thing seen as ``label`` the thing ``phrase`` names, in so many words? The label is
+        the phrase, the phrase is the label's head noun ("table": a "coffee table"), or the
+        lexicon calls the label (or its head) a name for the phrase or a kind of it ("sofa" for
+        "couch", "laundry basket" for "hamper"). Only that direction: a "bag" is not necessarily
+        a "suitcase" (suitcase is one of bag's rarer senses), a "lamp" not necessarily a "candle"."""
+        lw, pw = words(label), words(phrase)
+        if not lw or not pw:
+            return False
+        if lw[-len(pw):] == pw:
+            return True
+        if any(is_kind_of(self.lexicon, name, phrase) for name in dict.fromkeys((label, lw[-1]))):
+            return True
+        related = self.lexicon.related(phrase).get(label, 0.0)
+        if SECONDARY_NAME_SHARE * HYPONYM_STRENGTH - 1e-9 <= related <= HYPONYM_STRENGTH + 1e-9:
+            return True  # the phrase's kinds hold the label ("low table" -> coffee table, by its definition)
+        # the phrase is a narrower kind of the label ("settee": a sofa, "washbasin": a sink), in
+        # the label's own common senses too: "suitcase" names a rare sense of "bag", and a bag
+        # seen (the backpack) is no suitcase
+        return related >= self.kind_of_min and phrase.lower() in self.lexicon.related(label)
+
     def match(self, phrase: str, labels: list[str], description: str = "") -> float:
-        """How much ``labels`` name ``phrase``: 1.0 for a lexicon synonym or kind-of ("washbasin"
-        is a "sink"), else the best embedding similarity minus the phrase's background level.
-        (Synonyms only was tried: present found 0.94 vs 0.961 at margin 0.12, false-found the
-        same 0.20 on seeds 41-42; see docs/RESULTS.md.)"""
+        """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
+        label names it (``names``) or the description has every word of it; else the best
+        label's embedding similarity minus the higher of its and the phrase's background level
+        (compared with ``ask.found_margin``)."""
         labels = [lab.lower() for lab in labels if lab and lab.strip()]
-        if not labels:
+        wanted = words(phrase)
+        if not labels or not wanted:
             return -1.0
-        related = self.lexicon.related(phrase)
-        wanted = set(words(phrase))
-        if (wanted and wanted <= set(words(description))) or phrase.lower() in labels or any(related.get(lab, 0.0) >= self.kind_of_min for lab in labels):
+        if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
+        labels = list(dict.fromkeys(labels))
         vecs = self._vecs([phrase, *labels])
-        return float((vecs[1:] @ vecs[0]).max()) - self.background_level(phrase)
+        level = self.background_level(phrase)
+        sims = [float(v @ vecs[0]) - max(level, self.background_level(lab)) for lab, v in zip(labels, vecs[1:])]
+        return max(sims)
+
+    def serves(self, phrase: str, node) -> bool:
+        """For an activity ("where can I boil water?"): an object the phrase only names as what
+        is acted on ("put my *cup*", "DROP *TABLE*") does not serve it unless one of its
+        affordances is the phrase's verb (or a related one)."""
+        pw = words(phrase)
+        acted_on = [lab for lab in _labels(node) if words(lab) and words(lab)[-1] in pw[1:]]
+        if not acted_on or any(self.names(lab, phrase) for lab in acted_on):
+            return True
+        verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
+        return any(words(a)[:1] and words(a)[0] in verbs for a in node.affordances)
+
+    def _candidates(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[list[str], bool]:
+        """(targets to check, does the question name a thing). A named thing's targets are
+        checked on their own evidence even below the retrieval's relevance floor (a "hamper" the
+        fused retrieval ranked low is still a laundry basket); an activity keeps the floor."""
+        if not self.names_thing(pq):
+            return [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= self.floor
+                    and (not pq.target or self.serves(pq.target, sub.objects[o]))], False
+        targets = [o for o in sub.targets() if o in sub.objects]
+        above = [o for o in targets if sub.relevance.get(o, 0.0) >= self.floor]
+        return above[:MAX_CHECKED] + [o for o in targets if o not in above][:MAX_CHECKED], True
 
     def score(self, sub: "Subgraph", pq: "ParsedQuery") -> float:
         """The number compared with ``margin`` (bench/bench_absent.py draws the curve of it):
-        for a named thing, the best target's ``match``; else relevance above the floor."""
-        targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= self.floor]
+        for a named thing, the best target's ``match``; else 1 when a target serves it."""
+        targets, named = self._candidates(sub, pq)
         if not targets:
             return -1.0
-        if not self.names_thing(pq):
+        if not named:
             return 1.0
-        return max(self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets[:MAX_CHECKED])
+        return max(self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets)
 
     def decide(self, sub: "Subgraph", pq: "ParsedQuery") -> list[str]:
         """The targets that are the thing asked for (best first); [] = not found."""
-        targets = [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= self.floor]
-        if not targets or not self.names_thing(pq):
+        targets, named = self._candidates(sub, pq)
+        if not named:
             return targets
-        kept = [o for o in targets[:MAX_CHECKED]
-                if self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) >= self.margin]
-        return kept
+        scores = {o: self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets}
+        # an object a label names comes before one only similar to it (retrieval order otherwise)
+        return sorted((o for o in targets if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
 
 
 def _labels(node) -> list[str]:
-    """The names an object was seen under; its description counts when it names the phrase in
-    so many words ("an appliance": "a steel electric kettle")."""
+    """The names an object was seen under."""
     return [node.label, *node.labels_seen]
 
 
