@@ -375,6 +375,27 @@ def floor_height(depth: np.ndarray, camera: CameraModel, min_share: float = 0.3)
     return float(np.median(below[near]))
 
 
+def obstacle_points(depth: np.ndarray, camera: CameraModel, camera_height_m: float, pitch_rad: float = 0.0,
+                    min_height_m: float = 0.08, max_height_m: float = 2.0, max_range_m: float = 4.0,
+                    samples: int = 6000) -> np.ndarray:
+    """What a robot standing there would bump into, as seen in ``depth``: readings (on a grid of
+    about ``samples``) between ``min_height_m`` and ``max_height_m`` above the floor of a camera
+    ``camera_height_m`` high, looking down by ``pitch_rad``, no farther than ``max_range_m`` (depth
+    noise grows with the square of the range); (N, 3) optical-frame points."""
+    h, w = depth.shape[:2]
+    stride = max(1, int(math.ceil(math.sqrt(h * w / float(samples)))))
+    z = depth[::stride, ::stride].astype(np.float64)
+    sy, sx = h / float(camera.height), w / float(camera.width)
+    v = ((np.arange(h)[::stride] + 0.5) / sy)[:, None]
+    u = ((np.arange(w)[::stride] + 0.5) / sx)[None, :]
+    y = (v - camera.cy) / camera.fy * z
+    x = (u - camera.cx) / camera.fx * z
+    with np.errstate(invalid="ignore"):
+        height = camera_height_m - (y * math.cos(pitch_rad) + z * math.sin(pitch_rad))
+        keep = np.isfinite(z) & (z > 0.0) & (z <= max_range_m) & (height >= min_height_m) & (height <= max_height_m)
+    return np.stack([x[keep], y[keep], z[keep]], axis=1)
+
+
 # --- point clouds --------------------------------------------------------------------------
 # sensor_msgs/PointField datatypes -> numpy kinds
 POINT_FIELD_TYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 8: "f8"}

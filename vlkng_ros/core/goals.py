@@ -51,6 +51,11 @@ WIDTH_QUANTILE = 0.75  # an object looks narrower end-on: take a wide view, not 
 BORDER_PX = 2.0
 PERPENDICULAR_TOLERANCE_DEG = 25.0  # a view this near perpendicular to the approach shows the extent along it
 FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile of the object's depth readings
+OBSTACLE_MARGIN_M = 0.05  # the robot's disc at the goal keeps this much beyond its radius off what depth saw
+STEP_M = 0.05
+MIN_OBSTACLE_POINTS = 3
+FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
+# object's (the background through a table's legs, another object): that view measured nothing
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class View:
     width_m: float | None = None  # how wide the object looked from here (m); None: not measured
     front_m: float | None = None  # depth: distance (m) from here to the object's near surface, along
     # the line toward its estimated centre; None: not measured
+    obstacles: np.ndarray | None = None  # depth: (N, 2) map points of what stood in this keyframe's view
+    # (``depth.obstacle_points``); None: not measured
 
 
 def footprint_radius(widths_m: list[float]) -> float:
@@ -112,11 +119,13 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
         d = math.hypot(dx, dy)
         if d <= 1e-3:
             continue
-        if v.front_m is not None:  # the near surface measured along this very line
-            s = d - v.front_m + margin
+        if v.front_m is not None and d - v.front_m >= -FRONT_BEYOND_M:  # the near surface measured along this line
+            s = max(d - v.front_m, MIN_FOOTPRINT_RADIUS_M) + margin
         else:
             h = along_half_extent(obj_xy, vs, math.atan2(-dy, -dx))
             s = (radius_m if h is None else h) + margin
+        if v.obstacles is not None:
+            s = clear_standoff((ox, oy), (dx / d, dy / d), s, d, v.obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
         key = (d < s, s, abs(d - s))
         if best is None or key < best[0]:
             best = (key, dx / d, dy / d, min(s, d))
@@ -124,6 +133,28 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
     _, ux, uy, s = best
     return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
+
+
+def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float, d: float,
+                   obstacles: np.ndarray, clearance_m: float) -> float:
+    """The smallest stand-off from ``s`` up to the camera's distance ``d`` (STEP_M apart) whose point
+    on the line ``obj_xy + t * u`` has fewer than MIN_OBSTACLE_POINTS obstacle points within
+    ``clearance_m`` (a lone noisy reading blocks nothing); ``d`` (the camera's own pose: it stood
+    there) when none has."""
+    if s >= d or obstacles.size == 0:
+        return s
+    o, u = np.asarray(obj_xy, dtype=float), np.asarray(u, dtype=float)
+    rel = obstacles - o
+    along = rel @ u
+    across = np.abs(rel @ np.array([-u[1], u[0]]))
+    near = obstacles[(across < clearance_m) & (along > s - clearance_m) & (along < d + clearance_m)]
+    if near.size == 0:
+        return s
+    ts = np.append(np.arange(s, d, STEP_M), d)
+    pts = o[None, :] + ts[:, None] * u[None, :]
+    hits = np.sum(np.linalg.norm(pts[:, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
+    clear = hits < MIN_OBSTACLE_POINTS
+    return float(ts[int(np.argmax(clear))]) if clear.any() else d
 
 
 def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float]) -> float:
@@ -138,8 +169,9 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
     """Camera poses of keyframes that saw the object, with the object's width (m) in each view
     (box width over the focal length times the distance) and, where the keyframe has depth, the
     distance to its near surface toward its centre (``near_surface``); neither for boxes cut by
-    the image border (the object goes on beyond it)."""
-    from .depth import KeyframeDepths, object_points, optical_to_map
+    the image's left or right border (the object goes on beyond it), no near surface for those
+    cut by its bottom (the object's base, maybe its nearest part, is out of the image)."""
+    from .depth import KeyframeDepths, object_points, obstacle_points, optical_to_map
 
     obs = sorted(node.observations, key=lambda o: o.stamp_ns)
     if len(obs) > max_views:
@@ -149,7 +181,7 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
     depths = KeyframeDepths(memory.frames) if memory.cfg.depth.enabled and node.position is not None else None
     noise = memory.cfg.depth.noise()
     pitch = math.radians(memory.cfg.capture.camera_pitch_deg)
-    views = []
+    views, heights = [], []
     for ob in obs:
         kf = memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
         if kf is None or kf.pose is None:
@@ -164,12 +196,21 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
             continue
         dist = math.hypot(kf.pose.x - node.position[0], kf.pose.y - node.position[1])
         front = None
+        obstacles = None
         depth = depths.get(ob.tour_id, ob.stamp_ns) if depths is not None else None
         if depth is not None:
-            pts = object_points(depth, ob.bbox, cam, noise, depths.camera_height(ob.tour_id, ob.stamp_ns, cam))
+            height = depths.camera_height(ob.tour_id, ob.stamp_ns, cam)
+            if height:
+                heights.append(height)
+            else:  # the floor hardly shows in this view: the height the object's other views saw
+                height = float(np.median(heights)) if heights else None
+            # a box cut by the image's bottom hides the object's base, which may be its nearest part
+            pts = object_points(depth, ob.bbox, cam, noise, height) if ob.bbox[3] < cam.height - BORDER_PX else None
             if pts is not None:
                 front = near_surface(optical_to_map(pts, kf.pose, pitch), kf.pose, node.position)
-        views.append(View(kf.pose, (x2 - x1) / cam.fx * dist, front))
+            if height:
+                obstacles = optical_to_map(obstacle_points(depth, cam, height, pitch), kf.pose, pitch)
+        views.append(View(kf.pose, (x2 - x1) / cam.fx * dist, front, obstacles))
     return views
 
 
