@@ -301,3 +301,18 @@ def test_camera_height_from_the_floor_in_the_depth_image():
     assert dp.floor_height(d, CAM) == pytest.approx(1.2, abs=0.03)
     assert dp.floor_height(d[::2, ::2], CAM) == pytest.approx(1.2, abs=0.03)
     assert dp.floor_height(np.full((480, 640), 1.5, np.float32), CAM) is None  # a wall of furniture
+
+
+def test_obstacle_points_keep_what_stands_above_the_floor_within_range():
+    """A level camera 1 m up: the floor below it is no obstacle, a box 2 m ahead is, a wall 6 m
+    away (beyond the reliable range) is left out."""
+    rows = (np.arange(CAM.height) + 0.5 - CAM.cy) / CAM.fy  # metres below the axis per metre ahead
+    d = np.full((CAM.height, CAM.width), 6.0, dtype=np.float32)
+    with np.errstate(divide="ignore"):
+        floor = np.where(rows > 0, 1.0 / rows, np.inf)
+    d = np.minimum(d, floor[:, None].astype(np.float32))
+    d[200:330, 280:360] = 2.0  # 0.5 m tall box ahead (rows 240..320 reach 1 m below the axis at 2 m)
+    pts = dp.obstacle_points(d, CAM, camera_height_m=1.0)
+    assert pts.size and np.all(pts[:, 2] <= 4.0)
+    assert np.allclose(pts[:, 2], 2.0)  # only the box: the floor and the far wall are out
+    assert np.all(1.0 - pts[:, 1] >= 0.08)

@@ -9,8 +9,8 @@ import pytest
 
 from vlkng_ros.core import depth as dp
 from vlkng_ros.core.geometry import RayAccumulator
-from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, View, along_half_extent, footprint_radius, near_surface,
-                                  object_radius, standoff_goal)
+from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, View, along_half_extent, clear_standoff, footprint_radius,
+                                  near_surface, object_radius, standoff_goal)
 from vlkng_ros.core.model import CameraModel, Pose
 from vlkng_ros.eval.retrieval_metrics import goal_reach, score_question
 
@@ -200,6 +200,33 @@ def test_without_depth_views_all_round_keep_the_goal_outside_the_footprint(yaw):
     assert _disc_clear(goal, sofa, 1.0, 0.45, yaw)
     assert math.dist((goal.x, goal.y), sofa) <= 1.5  # approached along its short side
     assert _faces(goal, sofa)
+
+
+def _box_points(centre, half_x, half_y, step=0.05) -> np.ndarray:
+    xs = np.arange(centre[0] - half_x, centre[0] + half_x + 1e-9, step)
+    ys = np.arange(centre[1] - half_y, centre[1] + half_y + 1e-9, step)
+    return np.array([(x, y) for x in xs for y in ys])
+
+
+def test_the_goal_moves_back_along_the_line_of_sight_until_the_robot_clears_what_depth_saw():
+    """A towel on a rail beside a bathtub, seen from 3 m south: 0.65 m off the towel's front the
+    robot's disc would overlap the tub's corner; the goal moves back toward the camera (free: the
+    robot stood there) until the disc clears what depth saw there. A lone noisy reading moves nothing."""
+    towel, tub = (0.0, 0.0), (0.75, -0.6)  # the tub 1.5 x 0.8, its west edge 0.15 m east of the line
+    view = _facing((0.0, -3.0), towel)
+    obstacles = np.vstack([_box_points(towel, 0.25, 0.05), _box_points(tub, 0.6, 0.4)])
+    plain = standoff_goal(towel, 0.3, [View(view, 0.5, 2.95)], 0.3, 0.35)
+    assert plain.y == pytest.approx(-0.75)  # the towel is thin: its half extent counts as MIN_FOOTPRINT_RADIUS_M
+    assert not _disc_clear(plain, tub, 0.6, 0.4, 0.0)  # goal_reach would fail it
+    goal = standoff_goal(towel, 0.3, [View(view, 0.5, 2.95, obstacles)], 0.3, 0.35)
+    assert _disc_clear(goal, tub, 0.6, 0.4, 0.0) and _disc_clear(goal, towel, 0.25, 0.05, 0.0)
+    assert goal.x == pytest.approx(0.0) and -1.4 <= goal.y <= -1.25  # clear of the tub's corner by 0.35 m, not far past
+    assert _faces(goal, towel)
+    lone = np.vstack([_box_points(towel, 0.25, 0.05), [[0.1, -0.75]]])
+    assert clear_standoff(towel, (0.0, -1.0), 0.7, 3.0, lone, 0.35) == pytest.approx(0.7)
+    # nowhere clear on the line: the camera's own pose
+    wall = np.array([(x, y) for x in np.arange(-0.5, 0.51, 0.05) for y in np.arange(-3.2, -0.5, 0.1)])
+    assert clear_standoff(towel, (0.0, -1.0), 0.7, 3.0, wall, 0.35) == 3.0
 
 
 def test_without_a_depth_footprint_the_radius_is_what_it_was():
