@@ -174,13 +174,15 @@ def _support_width(view_xy, centre, half_x, half_y, yaw) -> float:
 
 
 def test_without_depth_the_extent_along_the_approach_is_the_width_seen_across_it():
-    """No depth: the sofa seen from the front (2 m wide) and from its end (0.9 m wide): approached
-    from the front, the half extent along the approach is what the end view showed."""
+    """No depth: the sofa seen from the front (2 m wide) and from both ends (0.9 m wide): approached
+    from the front, the half extent along the approach is what the end views showed; one view
+    across the approach is not enough (it may show the object part-hidden)."""
     sofa = (2.0, 1.0)
-    front, end = _facing((2.0, -2.5), sofa), _facing((6.0, 1.0), sofa)
-    views = [View(front, 2.0), View(end, 0.9)]
+    front, end, other_end = _facing((2.0, -2.5), sofa), _facing((6.0, 1.0), sofa), _facing((-1.5, 1.2), sofa)
+    views = [View(front, 2.0), View(end, 0.9), View(other_end, 0.85)]
     assert along_half_extent(sofa, views, math.pi / 2) == pytest.approx(0.45)  # from the south, northward
-    assert along_half_extent(sofa, views, math.pi) == pytest.approx(1.0)  # from the east, westward
+    assert along_half_extent(sofa, views, math.pi) is None  # from the east: only the front view across it
+    assert along_half_extent(sofa, views[:2], math.pi / 2) is None
     goal = standoff_goal(sofa, footprint_radius([2.0, 0.9]), views, robot_radius_m=0.3, clearance_m=0.35)
     assert (goal.x, goal.y) == pytest.approx((2.0, 1.0 - 0.45 - 0.65))  # the front approach: the nearer goal
     assert math.dist((goal.x, goal.y), sofa) <= 1.5

@@ -50,6 +50,7 @@ DEFAULT_FOOTPRINT_RADIUS_M = 0.3  # no usable view to measure it from
 WIDTH_QUANTILE = 0.75  # an object looks narrower end-on: take a wide view, not the narrowest
 BORDER_PX = 2.0
 PERPENDICULAR_TOLERANCE_DEG = 25.0  # a view this near perpendicular to the approach shows the extent along it
+MIN_PERPENDICULAR_VIEWS = 2  # ... and at least this many (one may show it part-hidden, or from a wrong centre)
 FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile of the object's depth readings
 OBSTACLE_MARGIN_M = 0.05  # the robot's disc at the goal keeps this much beyond its radius off what depth saw
 STEP_M = 0.05
@@ -97,7 +98,7 @@ def along_half_extent(obj_xy: tuple[float, float], views: list[View], approach_r
     tol = math.sin(math.radians(PERPENDICULAR_TOLERANCE_DEG))
     widths = [v.width_m for v in views if v.width_m is not None and v.width_m > 0.0
               and abs(math.cos(math.atan2(obj_xy[1] - v.pose.y, obj_xy[0] - v.pose.x) - approach_rad)) <= tol]
-    if not widths:
+    if len(widths) < MIN_PERPENDICULAR_VIEWS:
         return None
     return min(MAX_FOOTPRINT_RADIUS_M, max(MIN_FOOTPRINT_RADIUS_M, max(widths) / 2.0))
 
