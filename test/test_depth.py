@@ -301,3 +301,37 @@ def test_camera_height_from_the_floor_in_the_depth_image():
     assert dp.floor_height(d, CAM) == pytest.approx(1.2, abs=0.03)
     assert dp.floor_height(d[::2, ::2], CAM) == pytest.approx(1.2, abs=0.03)
     assert dp.floor_height(np.full((480, 640), 1.5, np.float32), CAM) is None  # a wall of furniture
+
+
+def test_obstacle_points_keep_what_stands_above_the_floor_within_range():
+    """A level camera 1 m up: the floor below it is no obstacle, a box 2 m ahead is, a wall 6 m
+    away (beyond the reliable range) is left out."""
+    rows = (np.arange(CAM.height) + 0.5 - CAM.cy) / CAM.fy  # metres below the axis per metre ahead
+    d = np.full((CAM.height, CAM.width), 6.0, dtype=np.float32)
+    with np.errstate(divide="ignore"):
+        floor = np.where(rows > 0, 1.0 / rows, np.inf)
+    d = np.minimum(d, floor[:, None].astype(np.float32))
+    d[200:330, 280:360] = 2.0  # 0.5 m tall box ahead (rows 240..320 reach 1 m below the axis at 2 m)
+    pts = dp.obstacle_points(d, CAM, camera_height_m=1.0)
+    assert pts.size and np.all(pts[:, 2] <= 4.0)
+    assert np.allclose(pts[:, 2], 2.0)  # only the box: the floor and the far wall are out
+    assert np.all(1.0 - pts[:, 1] >= 0.08)
+
+
+def test_bearings_from_an_arc_of_views_correct_depth_fixes_that_fall_short():
+    """A long object seen from one side over a 120 degree arc: every depth fix falls 0.3 m short
+    along its ray (its unseen depth guessed short), the bearings all pass through its centre.
+    Where the bearings cross they take over (fusing all alike left it 0.21 m off)."""
+    acc = RayAccumulator()
+    for deg in np.linspace(-60.0, 60.0, 8):
+        a = math.radians(90.0 + deg)  # looking north-ish at the origin from 3 m south
+        pose = Pose.from_xy_yaw(-3.0 * math.cos(a), -3.0 * math.sin(a), a)
+        acc.add(ray_for(pose, (310, 200, 330, 260), CAM))  # box centred: the bearing is the view axis
+        d = np.array([math.cos(a), math.sin(a)])
+        # across the view a 2 m wide object's fix is loose ((0.15 * width)^2), along it tighter
+        cov = 0.03 * np.outer(d, d) + 0.09 * (np.eye(2) - np.outer(d, d))
+        acc.add_depth(tuple(-0.3 * d), cov, 2.0, 0.9)
+    fixes = np.linalg.solve(acc.depth_info, acc.depth_rhs)
+    xy, _ = acc.solve()
+    assert math.hypot(*fixes) == pytest.approx(0.3, abs=0.03)
+    assert math.hypot(*xy) < 0.1

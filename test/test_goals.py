@@ -7,9 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from vlkng_ros.core import depth as dp
 from vlkng_ros.core.geometry import RayAccumulator
-from vlkng_ros.core.goals import DEFAULT_FOOTPRINT_RADIUS_M, footprint_radius, object_radius, standoff_goal
-from vlkng_ros.core.model import Pose
+from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, View, along_half_extent, clear_standoff, footprint_radius,
+                                  near_surface, object_radius, standoff_goal)
+from vlkng_ros.core.model import CameraModel, Pose
 from vlkng_ros.eval.retrieval_metrics import goal_reach, score_question
 
 
@@ -79,6 +81,154 @@ def test_the_goal_lies_outside_the_footprint_depth_measured(yaw, view_xy):
     # on the side it was seen from
     assert math.dist((goal.x, goal.y), view_xy) < math.dist(sofa, view_xy)
     assert _faces(goal, sofa)
+
+
+CAM = CameraModel.from_hfov(640, 480, 90.0)
+
+
+def _corners(centre, half_x: float, half_y: float, yaw: float) -> list[tuple[float, float]]:
+    c, s = math.cos(yaw), math.sin(yaw)
+    return [(centre[0] + a * c - b * s, centre[1] + a * s + b * c)
+            for a, b in ((half_x, half_y), (half_x, -half_y), (-half_x, -half_y), (-half_x, half_y))]
+
+
+def _seen(view: Pose, centre, half_x: float, half_y: float, yaw: float, noise: float = 0.0):
+    """The depth image (a level camera at ``view``) of a box footprint standing in front of a wall
+    8 m away, and the box around it in the image: what a keyframe of the sofa stores."""
+    u = (np.arange(CAM.width) + 0.5 - CAM.cx) / CAM.fx  # x / z per column
+    fwd, right = (math.cos(view.yaw), math.sin(view.yaw)), (math.sin(view.yaw), -math.cos(view.yaw))
+    cam = [((px - view.x) * right[0] + (py - view.y) * right[1], (px - view.x) * fwd[0] + (py - view.y) * fwd[1])
+           for px, py in _corners(centre, half_x, half_y, yaw)]
+    cols = np.full(CAM.width, np.inf)
+    for (ax, az), (bx, bz) in zip(cam, cam[1:] + cam[:1]):  # each edge: the depth where a column's ray hits it
+        den = (bx - ax) - u * (bz - az)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (u * az - ax) / den
+            z = az + t * (bz - az)
+        cols = np.where((t >= 0) & (t <= 1) & (z > 0), np.minimum(cols, z), cols)
+    d = np.full((CAM.height, CAM.width), 8.0, dtype=np.float32)
+    hit = np.isfinite(cols)
+    d[170:310, hit] = cols[hit]
+    if noise:
+        rng = np.random.default_rng(0)
+        d += (rng.normal(0.0, 1.0, d.shape) * dp.DepthNoise().sigma(d)).astype(np.float32)
+    x1, x2 = int(np.argmax(hit)), int(CAM.width - np.argmax(hit[::-1]))
+    return d, (x1, 170, x2, 310)
+
+
+def _depth_view(view: Pose, centre, half_x, half_y, yaw, estimate) -> View:
+    """What object_views measures in that keyframe: the width, and the near surface toward ``estimate``."""
+    depth, box = _seen(view, centre, half_x, half_y, yaw, noise=1.0)
+    pts = dp.object_points(depth, box, CAM)
+    front = near_surface(dp.optical_to_map(pts, view), view, estimate)
+    return View(view, (box[2] - box[0]) / CAM.fx * math.dist((view.x, view.y), estimate), front)
+
+
+def _facing(xy, target) -> Pose:
+    return Pose.from_xy_yaw(xy[0], xy[1], math.atan2(target[1] - xy[1], target[0] - xy[0]))
+
+
+def _disc_clear(goal: Pose, centre, half_x, half_y, yaw, radius=0.3) -> bool:
+    return not any(_inside((goal.x + radius * math.cos(a), goal.y + radius * math.sin(a)), centre, half_x, half_y, yaw)
+                   for a in np.linspace(0.0, 2 * math.pi, 32, endpoint=False)) and not _inside(
+        (goal.x, goal.y), centre, half_x, half_y, yaw)
+
+
+@pytest.mark.parametrize("estimate", [(2.0, 1.0), (2.25, 1.3), (1.8, 0.75)])
+def test_a_sofa_seen_from_the_front_with_depth_gets_a_goal_at_its_front(estimate):
+    """A 2 x 0.9 m sofa seen from the front 3.5 m away: depth measures its near surface, so the goal
+    stands robot radius + clearance off the front (1.1 m from the centre: a success by tour-format's
+    1.5 m), not off half its diagonal (1.75 m: a miss); wherever the centre was estimated, the robot's
+    disc stays out of the sofa."""
+    sofa, view = (2.0, 1.0), _facing((2.0, -2.5), (2.0, 1.0))
+    v = _depth_view(view, sofa, 1.0, 0.45, 0.0, estimate)
+    assert v.front_m == pytest.approx(math.dist((view.x, view.y), estimate) - (estimate[1] - 0.55), abs=0.25)
+    goal = standoff_goal(estimate, 0.5 * math.hypot(2.0, 0.9), [v], robot_radius_m=0.3, clearance_m=0.35)
+    assert _disc_clear(goal, sofa, 1.0, 0.45, 0.0)
+    assert math.dist((goal.x, goal.y), sofa) <= 1.5
+    if estimate == sofa:
+        # the near surface is a low percentile of noisy readings: ~1.3 sigma (0.07 m at 3 m) nearer
+        assert math.dist((goal.x, goal.y), sofa) == pytest.approx(0.45 + 0.65, abs=0.1)
+    assert _faces(goal, estimate)
+
+
+@pytest.mark.parametrize("yaw", [0.0, 0.4, math.pi / 4, 1.2, math.pi / 2])
+@pytest.mark.parametrize("view_xy", [(2.0, -2.5), (6.0, 1.0), (-0.5, 1.2), (3.1, 3.8)])
+def test_the_goal_lies_outside_the_sofa_whose_near_side_depth_measured(yaw, view_xy):
+    """The same sofa turned any way and seen from any side, its near surface measured along the line
+    to its centre: the goal (robot disc included) is outside it, no farther off than the radius rule
+    put it, and faces it."""
+    sofa = (2.0, 1.0)
+    v = _depth_view(_facing(view_xy, sofa), sofa, 1.0, 0.45, yaw, sofa)
+    r = 0.5 * math.hypot(2.0, 0.9)
+    goal = standoff_goal(sofa, r, [v], robot_radius_m=0.3, clearance_m=0.35)
+    assert _disc_clear(goal, sofa, 1.0, 0.45, yaw)
+    assert math.dist((goal.x, goal.y), sofa) <= r + 0.65 + 0.05
+    assert _faces(goal, sofa)
+
+
+def _support_width(view_xy, centre, half_x, half_y, yaw) -> float:
+    """The width a box footprint shows across the line of sight from ``view_xy``."""
+    a = math.atan2(centre[1] - view_xy[1], centre[0] - view_xy[0]) + math.pi / 2
+    return 2 * (half_x * abs(math.cos(a - yaw)) + half_y * abs(math.sin(a - yaw)))
+
+
+def test_without_depth_the_extent_along_the_approach_is_the_width_seen_across_it():
+    """No depth: the sofa seen from the front (2 m wide) and from both ends (0.9 m wide): approached
+    from the front, the half extent along the approach is what the end views showed; one view
+    across the approach is not enough (it may show the object part-hidden)."""
+    sofa = (2.0, 1.0)
+    front, end, other_end = _facing((2.0, -2.5), sofa), _facing((6.0, 1.0), sofa), _facing((-1.5, 1.2), sofa)
+    views = [View(front, 2.0), View(end, 0.9), View(other_end, 0.85)]
+    assert along_half_extent(sofa, views, math.pi / 2) == pytest.approx(0.45)  # from the south, northward
+    assert along_half_extent(sofa, views, math.pi) is None  # from the east: only the front view across it
+    assert along_half_extent(sofa, views[:2], math.pi / 2) is None
+    goal = standoff_goal(sofa, footprint_radius([2.0, 0.9]), views, robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((2.0, 1.0 - 0.45 - 0.65))  # the front approach: the nearer goal
+    assert math.dist((goal.x, goal.y), sofa) <= 1.5
+    # seen from the front alone, nothing measured the depth: the radius as before
+    alone = standoff_goal(sofa, footprint_radius([2.0]), [View(front, 2.0)], 0.3, 0.35)
+    assert math.dist((alone.x, alone.y), sofa) == pytest.approx(1.0 + 0.65)
+
+
+@pytest.mark.parametrize("yaw", [0.0, 0.4, math.pi / 4, 1.2, math.pi / 2, 2.5])
+def test_without_depth_views_all_round_keep_the_goal_outside_the_footprint(yaw):
+    sofa = (2.0, 1.0)
+    views = []
+    for a in np.radians(np.arange(0, 360, 30)):
+        xy = (sofa[0] + 3.5 * math.cos(a), sofa[1] + 3.5 * math.sin(a))
+        views.append(View(_facing(xy, sofa), _support_width(xy, sofa, 1.0, 0.45, yaw)))
+    goal = standoff_goal(sofa, footprint_radius([v.width_m for v in views]), views, 0.3, 0.35)
+    assert _disc_clear(goal, sofa, 1.0, 0.45, yaw)
+    assert math.dist((goal.x, goal.y), sofa) <= 1.5  # approached along its short side
+    assert _faces(goal, sofa)
+
+
+def _box_points(centre, half_x, half_y, step=0.05) -> np.ndarray:
+    xs = np.arange(centre[0] - half_x, centre[0] + half_x + 1e-9, step)
+    ys = np.arange(centre[1] - half_y, centre[1] + half_y + 1e-9, step)
+    return np.array([(x, y) for x in xs for y in ys])
+
+
+def test_the_goal_moves_back_along_the_line_of_sight_until_the_robot_clears_what_depth_saw():
+    """A towel on a rail beside a bathtub, seen from 3 m south: 0.65 m off the towel's front the
+    robot's disc would overlap the tub's corner; the goal moves back toward the camera (free: the
+    robot stood there) until the disc clears what depth saw there. A lone noisy reading moves nothing."""
+    towel, tub = (0.0, 0.0), (0.75, -0.6)  # the tub 1.5 x 0.8, its west edge 0.15 m east of the line
+    view = _facing((0.0, -3.0), towel)
+    obstacles = np.vstack([_box_points(towel, 0.25, 0.05), _box_points(tub, 0.6, 0.4)])
+    plain = standoff_goal(towel, 0.3, [View(view, 0.5, 2.95)], 0.3, 0.35)
+    assert plain.y == pytest.approx(-0.75)  # the towel is thin: its half extent counts as MIN_FOOTPRINT_RADIUS_M
+    assert not _disc_clear(plain, tub, 0.6, 0.4, 0.0)  # goal_reach would fail it
+    goal = standoff_goal(towel, 0.3, [View(view, 0.5, 2.95, obstacles)], 0.3, 0.35)
+    assert _disc_clear(goal, tub, 0.6, 0.4, 0.0) and _disc_clear(goal, towel, 0.25, 0.05, 0.0)
+    assert goal.x == pytest.approx(0.0) and -1.4 <= goal.y <= -1.25  # clear of the tub's corner by 0.35 m, not far past
+    assert _faces(goal, towel)
+    lone = np.vstack([_box_points(towel, 0.25, 0.05), [[0.1, -0.75]]])
+    assert clear_standoff(towel, (0.0, -1.0), 0.7, 3.0, lone, 0.35) == pytest.approx(0.7)
+    # nowhere clear on the line: the camera's own pose
+    wall = np.array([(x, y) for x in np.arange(-0.5, 0.51, 0.05) for y in np.arange(-3.2, -0.5, 0.1)])
+    assert clear_standoff(towel, (0.0, -1.0), 0.7, 3.0, wall, 0.35) == 3.0
 
 
 def test_without_a_depth_footprint_the_radius_is_what_it_was():

@@ -86,13 +86,21 @@ class DepthFix:
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
         (x, y, yaw) as keyframes carry it; ``pitch_rad``: the camera looks down by this much."""
-        forward = self.z_m * math.cos(pitch_rad) - self.y_m * math.sin(pitch_rad)
-        yaw = pose.yaw
-        fwd = np.array([math.cos(yaw), math.sin(yaw)])
-        left = np.array([-math.sin(yaw), math.cos(yaw)])
-        xy = np.array([pose.x, pose.y]) + forward * fwd - self.x_m * left
+        xy = optical_to_map(np.array([[self.x_m, self.y_m, self.z_m]]), pose, pitch_rad)[0]
+        fwd = np.array([math.cos(pose.yaw), math.sin(pose.yaw)])
+        left = np.array([-math.sin(pose.yaw), math.cos(pose.yaw)])
         cov = self.var_z * np.outer(fwd, fwd) + self.var_x * np.outer(left, left)
         return (float(xy[0]), float(xy[1])), cov
+
+
+def optical_to_map(points: np.ndarray, pose: Pose, pitch_rad: float = 0.0) -> np.ndarray:
+    """(N, 3) optical-frame points (x right, y down, z forward; m) of a camera at ``pose`` (x, y,
+    yaw), looking down by ``pitch_rad``, as (N, 2) points on the map plane."""
+    p = np.asarray(points, dtype=float).reshape(-1, 3)
+    forward = p[:, 2] * math.cos(pitch_rad) - p[:, 1] * math.sin(pitch_rad)
+    c, s = math.cos(pose.yaw), math.sin(pose.yaw)
+    # right of the view is -left: (sin yaw, -cos yaw)
+    return np.stack([pose.x + forward * c + p[:, 0] * s, pose.y + forward * s - p[:, 0] * c], axis=1)
 
 
 def _grid(x1: int, y1: int, x2: int, y2: int) -> tuple[slice, slice]:
@@ -101,15 +109,22 @@ def _grid(x1: int, y1: int, x2: int, y2: int) -> tuple[slice, slice]:
     return slice(y1, y2, stride), slice(x1, x2, stride)
 
 
-def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
-                 camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
-    """The object in ``bbox`` measured from ``depth`` (float32 metres, NaN = none, registered to
-    the image the box is in); None when the box has too few valid readings. With
-    ``camera_height_m`` (a level camera that high above a flat floor) floor readings in the box
-    are left out of the object's extent. ``others``: the boxes of the other objects detected in
-    the same image; their pixels are left out (a chair in front of a counter is the chair's),
-    unless too few of the box's readings would remain (the object is inside the other box: a
-    kettle on a counter)."""
+@dataclass(frozen=True)
+class _Readings:
+    """A box's object readings: the near-mode cluster of its central part, the depth interval it
+    grew to over the whole box, and the readings in that interval (depth, image column, image row)."""
+
+    cluster: np.ndarray
+    lo: float
+    hi: float
+    zs: np.ndarray
+    us: np.ndarray
+    vs: np.ndarray
+
+
+def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise,
+                     camera_height_m: float | None, others: Sequence[BBox]) -> _Readings | None:
+    """The readings of the object in ``bbox`` (``object_depth``'s selection); None when too few."""
     h, w = depth.shape[:2]
     sx, sy = w / float(camera.width), h / float(camera.height)  # depth may be stored smaller
     bx1, by1 = max(0, int(bbox[0] * sx)), max(0, int(bbox[1] * sy))
@@ -133,7 +148,6 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
             return None
     lo, hi = _near_mode(z, noise)
     cluster = z[(z >= lo) & (z <= hi)]
-    surface = float(np.median(cluster))
     # the object's readings over the whole box: the central cluster grown over neighbouring depths
     # (a table top seen from above reaches back to the table's far edge), the floor left out
     full, us, frows = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
@@ -143,7 +157,36 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     lo2, hi2 = _grow(full[np.isfinite(full)], lo, hi, noise)
     inside = np.isfinite(full) & (full >= lo2) & (full <= hi2)
     ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
-    zs = full[inside]
+    vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
+    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows)
+
+
+def object_points(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
+                  camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> np.ndarray | None:
+    """The object's readings in ``bbox`` as points in the camera's optical frame, an (N, 3) array of
+    (x right, y down, z forward) metres (the readings ``object_depth`` measures the object from);
+    None when there are fewer than MIN_POINTS."""
+    r = _object_readings(depth, bbox, camera, noise, camera_height_m, others)
+    if r is None or r.zs.size < MIN_POINTS:
+        return None
+    return np.stack([(r.us - camera.cx) / camera.fx * r.zs, (r.vs - camera.cy) / camera.fy * r.zs, r.zs], axis=1)
+
+
+def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
+                 camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
+    """The object in ``bbox`` measured from ``depth`` (float32 metres, NaN = none, registered to
+    the image the box is in); None when the box has too few valid readings. With
+    ``camera_height_m`` (a level camera that high above a flat floor) floor readings in the box
+    are left out of the object's extent. ``others``: the boxes of the other objects detected in
+    the same image; their pixels are left out (a chair in front of a counter is the chair's),
+    unless too few of the box's readings would remain (the object is inside the other box: a
+    kettle on a counter)."""
+    r = _object_readings(depth, bbox, camera, noise, camera_height_m, others)
+    if r is None:
+        return None
+    cluster, lo2, hi2, zs, ucols = r.cluster, r.lo, r.hi, r.zs, r.us
+    surface = float(np.median(cluster))
+    found = zs.size > 0
     if zs.size < MIN_POINTS:
         zs, ucols = cluster, np.full(cluster.shape, (bbox[0] + bbox[2]) / 2.0)
     xs = (ucols - camera.cx) / camera.fx * zs
@@ -151,7 +194,7 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
         (bbox[0] - camera.cx) / camera.fx * surface, (bbox[2] - camera.cx) / camera.fx * surface)
     # the extent from the populated histogram bins: a top seen from above thins out toward its
     # far edge (fewer pixels per metre), which percentiles would cut short
-    near, far = (lo2, hi2) if zs.size >= MIN_POINTS and inside.any() else (float(zs.min()), float(zs.max()))
+    near, far = (lo2, hi2) if zs.size >= MIN_POINTS and found else (float(zs.min()), float(zs.max()))
     spread = far - near
     width = float(max(0.02, x_hi - x_lo))
     x_mid = 0.5 * (x_lo + x_hi)
@@ -330,6 +373,27 @@ def floor_height(depth: np.ndarray, camera: CameraModel, min_share: float = 0.3)
     if near.sum() < min_share * below.size:
         return None
     return float(np.median(below[near]))
+
+
+def obstacle_points(depth: np.ndarray, camera: CameraModel, camera_height_m: float, pitch_rad: float = 0.0,
+                    min_height_m: float = 0.08, max_height_m: float = 2.0, max_range_m: float = 4.0,
+                    samples: int = 6000) -> np.ndarray:
+    """What a robot standing there would bump into, as seen in ``depth``: readings (on a grid of
+    about ``samples``) between ``min_height_m`` and ``max_height_m`` above the floor of a camera
+    ``camera_height_m`` high, looking down by ``pitch_rad``, no farther than ``max_range_m`` (depth
+    noise grows with the square of the range); (N, 3) optical-frame points."""
+    h, w = depth.shape[:2]
+    stride = max(1, int(math.ceil(math.sqrt(h * w / float(samples)))))
+    z = depth[::stride, ::stride].astype(np.float64)
+    sy, sx = h / float(camera.height), w / float(camera.width)
+    v = ((np.arange(h)[::stride] + 0.5) / sy)[:, None]
+    u = ((np.arange(w)[::stride] + 0.5) / sx)[None, :]
+    y = (v - camera.cy) / camera.fy * z
+    x = (u - camera.cx) / camera.fx * z
+    with np.errstate(invalid="ignore"):
+        height = camera_height_m - (y * math.cos(pitch_rad) + z * math.sin(pitch_rad))
+        keep = np.isfinite(z) & (z > 0.0) & (z <= max_range_m) & (height >= min_height_m) & (height <= max_height_m)
+    return np.stack([x[keep], y[keep], z[keep]], axis=1)
 
 
 # --- point clouds --------------------------------------------------------------------------

@@ -43,6 +43,10 @@ BORDER_PX = 2.0  # a box edge this close to the image edge is cut by it
 BORDER_WEIGHT = 0.15  # a cut box's centre is not the object's: its bearing counts this much
 MIN_PERP_VAR = 0.01  # ~0.1 m perpendicular error per ray at a few metres
 MIN_DEPTH_VAR = 0.004  # m^2: what depth-placed positions are trusted to at best (pose error, shape)
+CROSSING_MIN_RAYS = 6  # bearings this many or more take over from depth ...
+CROSSING_SPREAD = 0.25  # ... in a direction with this much bearing information per ray (0: the rays run
+# along it, from one side; 1: they all cross it) ...
+CROSSING_DEPTH_FLOOR = 0.1  # ... down to this share of the depth fixes' information there
 DEPTH_SHAPE_SHARE = 0.15  # a depth-placed centre is uncertain by this share of the object's footprint
 MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
 FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
@@ -123,7 +127,10 @@ class RayAccumulator:
     Depth fixes (``add_depth``): information I_k = BEARING_PERP_VAR * inv(C_k) of each fix q_k with
     covariance C_k (in the bearing terms' units) adds S_I = sum I_k to the matrix and sum I_k q_k to
     the right-hand side; their count and footprint sums (width, extent along the view, over the
-    fixes whose box the image border did not cut) follow.
+    fixes whose box the image border did not cut) follow. In ``solve`` the fixes' information is
+    scaled down (to CROSSING_DEPTH_FLOOR at most) in the directions bearings span from several
+    sides (CROSSING_*): a fix's range carries a guess of the object's unseen depth, which biases
+    every fix from the same side alike; bearings crossing at wide angles do not share it.
     Lists of the older 10-value form read as having no floor rays, those of 10 or 20 values as
     having no forward sums (the check is skipped), those of 24 as having no depth, those of 32
     (the first depth form) as having counted every fix's footprint and measured no more sightings
@@ -281,8 +288,15 @@ class RayAccumulator:
             a = a + k * np.eye(2)
             rhs = rhs + k * np.asarray(anchor[0], dtype=float)
         if depth:
-            a = a + self.depth_info
-            rhs = rhs + self.depth_rhs
+            # bearings that cross at wide angles fix the position in the directions they span;
+            # depth (whose range part carries the unseen-depth guess) counts where they do not
+            info, centre = self.depth_info, np.linalg.solve(self.depth_info + 1e-12 * np.eye(2), self.depth_rhs)
+            if self.n >= CROSSING_MIN_RAYS:
+                lam, vec = np.linalg.eigh(self.a / max(self.prior_w, 1e-9))  # per ray: 0 along, 1 across rays
+                s_half = vec @ np.diag(np.sqrt(np.clip(1.0 - lam / CROSSING_SPREAD, CROSSING_DEPTH_FLOOR, 1.0))) @ vec.T
+                info = s_half @ info @ s_half
+            a = a + info
+            rhs = rhs + info @ centre
         xy = np.linalg.solve(a, rhs)
         if depth:
             return (float(xy[0]), float(xy[1])), self._depth_var(xy, floor, camera_height)

@@ -3,16 +3,23 @@
 The object's estimated centre is inside the object (a sofa, a wardrobe): a planner refuses it
 or stops short wherever its costmap allows. The goal is instead a pose in free space:
 
-- at a **stand-off** from the object's centre: its footprint radius plus the robot's radius
-  (``ask.robot_radius_m``) plus a clearance (``ask.goal_clearance_m``). Where depth measured the
-  footprint (``geometry.object_footprint``: width across the views, extent along them) the radius
-  is half its diagonal, so the goal lies outside the measured footprint whichever way the object
-  is turned; without depth, the radius comes from how wide it looked in the keyframes that saw
-  it, at the distance it was seen from (``footprint_radius``);
-- on the **side it was seen from**: toward a camera pose of a keyframe that shows it. The camera
-  saw the object from there, so the line of sight between them was free space; a goal on that
-  segment (or the camera pose itself, when the camera was closer than the stand-off) is a place
-  the robot has already been or looked through;
+- on the **side it was seen from**: on the line from the object's centre toward a camera pose of
+  a keyframe that shows it. The camera saw the object from there, so the line of sight between
+  them was free space; a goal on that segment (or the camera pose itself, when the camera was
+  closer than the stand-off) is a place the robot has already been or looked through;
+- at a **stand-off** that keeps the robot's disc (``ask.robot_radius_m``) plus a clearance
+  (``ask.goal_clearance_m``) off the object's near side ALONG THAT LINE, not off its largest
+  extent (a 2 x 0.9 m sofa approached from the front needs 0.45 m, not half its diagonal):
+  - with depth, the near side is measured: the object's readings in that keyframe's depth
+    (``depth.object_points``), projected on the line, their FRONT_PERCENTILE-th is its near
+    surface; every part of the object, seen or hidden behind what was seen, lies beyond it, so the
+    goal is outside the object whichever way it is turned (``View.front_m``);
+  - without depth (or where the box was cut by the image border), the object's half extent along
+    the line is half the width it showed from views roughly perpendicular to it (the width seen
+    across a view is the extent along the perpendicular: ``along_half_extent``);
+  - when neither exists, its footprint radius (``object_radius``: half the depth-measured
+    footprint's diagonal, else half a wide view's width), as large as it is in any direction;
+- toward the view whose goal is nearest the object (a line of sight that reaches it preferred);
 - **facing** the object.
 
 Without a view pose the goal is the object's centre (the planner's tolerance must do the rest);
@@ -23,7 +30,10 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
+
+import numpy as np
 
 from .geometry import object_footprint
 from .model import CameraModel, ObjectNode, Pose
@@ -39,6 +49,26 @@ MAX_FOOTPRINT_RADIUS_M = 1.5
 DEFAULT_FOOTPRINT_RADIUS_M = 0.3  # no usable view to measure it from
 WIDTH_QUANTILE = 0.75  # an object looks narrower end-on: take a wide view, not the narrowest
 BORDER_PX = 2.0
+PERPENDICULAR_TOLERANCE_DEG = 25.0  # a view this near perpendicular to the approach shows the extent along it
+MIN_PERPENDICULAR_VIEWS = 2  # ... and at least this many (one may show it part-hidden, or from a wrong centre)
+FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile of the object's depth readings
+OBSTACLE_MARGIN_M = 0.05  # the robot's disc at the goal keeps this much beyond its radius off what depth saw
+STEP_M = 0.05
+MIN_OBSTACLE_POINTS = 3
+FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
+# object's (the background through a table's legs, another object): that view measured nothing
+
+
+@dataclass(frozen=True)
+class View:
+    """A keyframe camera pose that saw the object, with what it measured of it."""
+
+    pose: Pose
+    width_m: float | None = None  # how wide the object looked from here (m); None: not measured
+    front_m: float | None = None  # depth: distance (m) from here to the object's near surface, along
+    # the line toward its estimated centre; None: not measured
+    obstacles: np.ndarray | None = None  # depth: (N, 2) map points of what stood in this keyframe's view
+    # (``depth.obstacle_points``); None: not measured
 
 
 def footprint_radius(widths_m: list[float]) -> float:
@@ -51,58 +81,138 @@ def footprint_radius(widths_m: list[float]) -> float:
 
 
 def object_radius(ray_stats: list[float] | None, widths_m: list[float]) -> float:
-    """The object's footprint radius (m) for the stand-off: half the diagonal of the footprint
-    depth measured (``geometry.object_footprint``), else ``footprint_radius`` of the widths it
-    showed (what a memory built without depth always gets)."""
+    """The object's footprint radius (m), its largest half extent: half the diagonal of the
+    footprint depth measured (``geometry.object_footprint``), else ``footprint_radius`` of the
+    widths it showed (what a memory built without depth always gets)."""
     footprint = object_footprint(ray_stats) if ray_stats else None
     if footprint is None:
         return footprint_radius(widths_m)
     return min(MAX_FOOTPRINT_RADIUS_M, max(MIN_FOOTPRINT_RADIUS_M, 0.5 * math.hypot(*footprint)))
 
 
-def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose], robot_radius_m: float,
-                  clearance_m: float, frame_id: str = "map") -> Pose:
-    """A free-space pose facing the object: ``radius + robot radius + clearance`` from its centre,
-    toward the view whose distance is nearest that stand-off (at or beyond it preferred: the goal
-    then lies on a line of sight; a nearer camera's own pose is used as it is, it was free)."""
+def along_half_extent(obj_xy: tuple[float, float], views: list[View], approach_rad: float) -> float | None:
+    """Half the object's extent (m) along the direction ``approach_rad`` (map angle): half the
+    widest it looked from the views within PERPENDICULAR_TOLERANCE_DEG of perpendicular to it
+    (the widest: a view off perpendicular shows a long object's extent at a slant, which may be
+    shorter); None without such a view."""
+    tol = math.sin(math.radians(PERPENDICULAR_TOLERANCE_DEG))
+    widths = [v.width_m for v in views if v.width_m is not None and v.width_m > 0.0
+              and abs(math.cos(math.atan2(obj_xy[1] - v.pose.y, obj_xy[0] - v.pose.x) - approach_rad)) <= tol]
+    if len(widths) < MIN_PERPENDICULAR_VIEWS:
+        return None
+    return min(MAX_FOOTPRINT_RADIUS_M, max(MIN_FOOTPRINT_RADIUS_M, max(widths) / 2.0))
+
+
+def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose] | list[View],
+                  robot_radius_m: float, clearance_m: float, frame_id: str = "map") -> Pose:
+    """A free-space pose facing the object, on the line from its centre toward one of ``views``
+    (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
+    near side along that line (module docstring; ``radius_m``, its largest half extent, where
+    nothing measured the near side). The view is the one whose goal is nearest the object among
+    those at or beyond their stand-off (the goal then lies on a line of sight), then the one
+    nearest its stand-off; a nearer camera's own pose is used as it is (it was free)."""
     ox, oy = obj_xy
-    standoff = radius_m + robot_radius_m + clearance_m
-    usable = [v for v in views if math.hypot(v.x - ox, v.y - oy) > 1e-3]
-    if not usable:
+    vs = [v if isinstance(v, View) else View(v) for v in views]
+    margin = robot_radius_m + clearance_m
+    best = None
+    for v in vs:
+        dx, dy = v.pose.x - ox, v.pose.y - oy
+        d = math.hypot(dx, dy)
+        if d <= 1e-3:
+            continue
+        if v.front_m is not None and d - v.front_m >= -FRONT_BEYOND_M:  # the near surface measured along this line
+            s = max(d - v.front_m, MIN_FOOTPRINT_RADIUS_M) + margin
+        else:
+            h = along_half_extent(obj_xy, vs, math.atan2(-dy, -dx))
+            s = (radius_m if h is None else h) + margin
+        if v.obstacles is not None:
+            s = clear_standoff((ox, oy), (dx / d, dy / d), s, d, v.obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
+        key = (d < s, s, abs(d - s))
+        if best is None or key < best[0]:
+            best = (key, dx / d, dy / d, min(s, d))
+    if best is None:
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
-    view = min(usable, key=lambda v: (math.hypot(v.x - ox, v.y - oy) < standoff,
-                                      abs(math.hypot(v.x - ox, v.y - oy) - standoff)))
-    dx, dy = view.x - ox, view.y - oy
-    d = math.hypot(dx, dy)
-    s = min(standoff, d)
-    gx, gy = ox + dx / d * s, oy + dy / d * s
-    return Pose.from_xy_yaw(gx, gy, math.atan2(oy - gy, ox - gx), frame_id)
+    _, ux, uy, s = best
+    return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
 
 
-def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS) -> tuple[list[Pose], list[float]]:
-    """Camera poses of keyframes that saw the object, and the object's width (m) in each view
-    (box width over the focal length times the distance; boxes cut by the image border skipped)."""
+def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float, d: float,
+                   obstacles: np.ndarray, clearance_m: float) -> float:
+    """The smallest stand-off from ``s`` up to the camera's distance ``d`` (STEP_M apart) whose point
+    on the line ``obj_xy + t * u`` has fewer than MIN_OBSTACLE_POINTS obstacle points within
+    ``clearance_m`` (a lone noisy reading blocks nothing); ``d`` (the camera's own pose: it stood
+    there) when none has."""
+    if s >= d or obstacles.size == 0:
+        return s
+    o, u = np.asarray(obj_xy, dtype=float), np.asarray(u, dtype=float)
+    rel = obstacles - o
+    along = rel @ u
+    across = np.abs(rel @ np.array([-u[1], u[0]]))
+    near = obstacles[(across < clearance_m) & (along > s - clearance_m) & (along < d + clearance_m)]
+    if near.size == 0:
+        return s
+    ts = np.append(np.arange(s, d, STEP_M), d)
+    pts = o[None, :] + ts[:, None] * u[None, :]
+    hits = np.sum(np.linalg.norm(pts[:, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
+    clear = hits < MIN_OBSTACLE_POINTS
+    return float(ts[int(np.argmax(clear))]) if clear.any() else d
+
+
+def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float]) -> float:
+    """Distance (m) from ``view`` to the object's near surface along the line toward ``toward``:
+    the FRONT_PERCENTILE-th of its points' (map plane, (N, 2)) projections on that line."""
+    u = np.array([toward[0] - view.x, toward[1] - view.y], dtype=float)
+    u /= max(float(np.linalg.norm(u)), 1e-9)
+    return float(np.percentile((points_xy - np.array([view.x, view.y])) @ u, FRONT_PERCENTILE))
+
+
+def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS) -> list[View]:
+    """Camera poses of keyframes that saw the object, with the object's width (m) in each view
+    (box width over the focal length times the distance) and, where the keyframe has depth, the
+    distance to its near surface toward its centre (``near_surface``); neither for boxes cut by
+    the image's left or right border (the object goes on beyond it), no near surface for those
+    cut by its bottom (the object's base, maybe its nearest part, is out of the image)."""
+    from .depth import KeyframeDepths, object_points, obstacle_points, optical_to_map
+
     obs = sorted(node.observations, key=lambda o: o.stamp_ns)
     if len(obs) > max_views:
         step = len(obs) / max_views
         obs = [obs[int(i * step)] for i in range(max_views)]
     cameras: dict[str, CameraModel | None] = {}
-    poses, widths = [], []
+    depths = KeyframeDepths(memory.frames) if memory.cfg.depth.enabled and node.position is not None else None
+    noise = memory.cfg.depth.noise()
+    pitch = math.radians(memory.cfg.capture.camera_pitch_deg)
+    views, heights = [], []
     for ob in obs:
         kf = memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
         if kf is None or kf.pose is None:
             continue
-        poses.append(kf.pose)
         if ob.tour_id not in cameras:
             raw = memory.graph.get_meta(f"camera:{ob.tour_id}")
             cameras[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else None
         cam = cameras[ob.tour_id] or CameraModel.from_hfov(kf.width, kf.height, memory.cfg.capture.camera_hfov_deg)
         x1, _, x2, _ = ob.bbox
         if node.position is None or x1 <= BORDER_PX or x2 >= cam.width - BORDER_PX:
+            views.append(View(kf.pose))
             continue
         dist = math.hypot(kf.pose.x - node.position[0], kf.pose.y - node.position[1])
-        widths.append((x2 - x1) / cam.fx * dist)
-    return poses, widths
+        front = None
+        obstacles = None
+        depth = depths.get(ob.tour_id, ob.stamp_ns) if depths is not None else None
+        if depth is not None:
+            height = depths.camera_height(ob.tour_id, ob.stamp_ns, cam)
+            if height:
+                heights.append(height)
+            else:  # the floor hardly shows in this view: the height the object's other views saw
+                height = float(np.median(heights)) if heights else None
+            # a box cut by the image's bottom hides the object's base, which may be its nearest part
+            pts = object_points(depth, ob.bbox, cam, noise, height) if ob.bbox[3] < cam.height - BORDER_PX else None
+            if pts is not None:
+                front = near_surface(optical_to_map(pts, kf.pose, pitch), kf.pose, node.position)
+            if height:
+                obstacles = optical_to_map(obstacle_points(depth, cam, height, pitch), kf.pose, pitch)
+        views.append(View(kf.pose, (x2 - x1) / cam.fx * dist, front, obstacles))
+    return views
 
 
 def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], target_id: str,
@@ -126,10 +236,11 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     if node is None or pooled is None:
         return (view, "frame_pose", None) if view is not None else (None, "", None)
     placed_node = ObjectNode(node.id, node.label, observations=node.observations, position=pooled)
-    views, widths = object_views(memory, placed_node)
+    views = object_views(memory, placed_node)
     if view is not None and not views:
-        views = [view]
+        views = [View(view)]
     if not views:
         return Pose.from_xy_yaw(pooled[0], pooled[1], 0.0), "object_position", pooled
-    goal = standoff_goal(pooled, object_radius(node.ray_stats, widths), views, robot_radius_m, clearance_m)
+    radius = object_radius(node.ray_stats, [v.width_m for v in views if v.width_m is not None])
+    goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m)
     return goal, "object_position", pooled
