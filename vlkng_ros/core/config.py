@@ -172,8 +172,9 @@ class AskConfig:
                                    "unrelated household things by this much (curve: bench/bench_absent.py).")
     robot_radius_m: float = _f(0.3, "Goal pose: the robot's radius (m); the goal keeps it clear of the object's "
                                     "footprint (core/goals.py).")
-    goal_clearance_m: float = _f(0.35, "Goal pose: free space between the robot's edge and the object's estimated "
-                                      "footprint (m), on the side it was seen from, facing it.")
+    goal_clearance_m: float = _f(0.35, "Goal pose: free space (m) between the robot's edge and the object's near side "
+                                      "along the line of sight (measured by depth where there is depth, else its "
+                                      "estimated extent), on the side it was seen from, facing it (core/goals.py).")
 
 
 @dataclass
