@@ -57,6 +57,7 @@ def ros_web(built_home, tmp_path_factory):
         yield {"base": f"http://127.0.0.1:{web.server.port}", "memory": memory, "nav": stand_in, "web": web,
                "ask": ask, "executor": executor, "mem_dir": mem_dir}
     finally:
+        nav.trigger_deactivate()  # aborts a go_to still driving (a browser test may end mid-drive)
         executor.shutdown()
         for n in (web, stand_in, nav, ask):
             n.destroy_node()

@@ -79,9 +79,12 @@ class RosBackend(LocalBackend):
         if nav.get("state") not in ("starting", "asking", "navigating"):
             return  # a late feedback after the result
         nav["state"] = STAGES.get(fb.stage, "navigating")
-        nav["distance_remaining"] = round(float(fb.distance_remaining), 2)
+        # the navigator says NAVIGATING before Nav2's first feedback; until that arrives (its pose
+        # carries a frame) the distance is unknown, not 0: the page must not show "0.0 m to go"
+        from_nav2 = fb.stage == GoTo.Feedback.NAVIGATING and bool(fb.current_pose.header.frame_id)
+        nav["distance_remaining"] = round(float(fb.distance_remaining), 2) if from_nav2 else None
         p = fb.current_pose.pose.position
-        if fb.stage == GoTo.Feedback.NAVIGATING and (p.x or p.y):
+        if from_nav2:
             nav["robot"] = {"x": p.x, "y": p.y}
         self.nav = nav
 

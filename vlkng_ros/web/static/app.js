@@ -136,7 +136,8 @@ function showNavigation(nav) {
   $("cancel-btn").hidden = !active;
   let text = "";
   if (nav.state === "asking") text = "Looking it up...";
-  else if (nav.state === "navigating") text = `Driving: ${Number(nav.distance_remaining || 0).toFixed(1)} m to go`;
+  else if (nav.state === "navigating") text = nav.distance_remaining == null ? "Driving..."
+    : `Driving: ${Number(nav.distance_remaining).toFixed(1)} m to go`;
   else if (nav.state === "starting") text = "Starting...";
   else if (nav.state === "arrived") text = "Arrived.";
   else if (nav.state === "failed" || nav.state === "canceled") text = nav.message || nav.state;
