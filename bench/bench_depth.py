@@ -12,7 +12,8 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   the share of objects placed with depth;
   cost per keyframe of depth handling: on the capture thread (matching + hand-off: what is added
   to capture), in the depth writer thread (decode, shrink, 16-bit PNG, write), and per box at
-  merge (the near-mode estimate), each timed over the tour's keyframes.
+  merge (the near-mode estimate; and with the fix and its surface points' extent added to an
+  object's sums), each timed over the tour's keyframes.
 
     python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
 """
@@ -134,6 +135,17 @@ def costs(tour: Path, workdir: Path) -> dict[str, float]:
                         dp.object_depth(d, o["bbox"], cam)
                         boxes += 1
                 out["box_ms"] = 1e3 * (time.perf_counter() - t0) / max(boxes, 1)
+                # what merging adds per box: the fix into an object's sums and its surface points'
+                # extent (geometry.RayAccumulator.add_points), the depth already decoded above
+                from vlkng_ros.core.geometry import RayAccumulator
+
+                t0 = time.perf_counter()
+                for kf in mem.graph.keyframes(t.tour_id):
+                    for o in t.annotations.get(kf.stamp_ns, {}).get("objects", []):
+                        if kf.pose is not None:
+                            dp.add_depth_fix(RayAccumulator(), depths, t.tour_id, kf.stamp_ns, kf.pose, o["bbox"], cam,
+                                             dp.DepthNoise())
+                out["fix_ms"] = 1e3 * (time.perf_counter() - t0) / max(boxes, 1)
                 out["boxes_per_keyframe"] = boxes / max(kept, 1)
         shutil.rmtree(mem_dir, ignore_errors=True)
     out["capture_added_ms"] = out["capture_ms_depth"] - out["capture_ms_plain"]
@@ -195,7 +207,8 @@ def main() -> int:
         print(f"\ncost per keyframe ({c['keyframes']} keyframes of seed {args.seeds[0]}, {c['boxes_per_keyframe']:.1f} "
               f"boxes each): capture thread {c['capture_ms_plain']:.2f} ms without depth, "
               f"{c['capture_ms_depth']:.2f} ms with (added {c['capture_added_ms']:+.2f} ms); "
-              f"depth writer thread {c['writer_ms']:.1f} ms; box estimate at merge {c['box_ms']:.3f} ms per box")
+              f"depth writer thread {c['writer_ms']:.1f} ms; box estimate at merge {c['box_ms']:.3f} ms per box, "
+              f"{c['fix_ms']:.3f} ms with the fix and its surface points added to an object's sums")
     return 0
 
 

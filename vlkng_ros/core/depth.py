@@ -167,6 +167,10 @@ def object_points(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dep
     (x right, y down, z forward) metres (the readings ``object_depth`` measures the object from);
     None when there are fewer than MIN_POINTS."""
     r = _object_readings(depth, bbox, camera, noise, camera_height_m, others)
+    return _optical_points(r, camera)
+
+
+def _optical_points(r: _Readings | None, camera: CameraModel) -> np.ndarray | None:
     if r is None or r.zs.size < MIN_POINTS:
         return None
     return np.stack([(r.us - camera.cx) / camera.fx * r.zs, (r.vs - camera.cy) / camera.fy * r.zs, r.zs], axis=1)
@@ -181,7 +185,11 @@ def object_depth(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: Dept
     the same image; their pixels are left out (a chair in front of a counter is the chair's),
     unless too few of the box's readings would remain (the object is inside the other box: a
     kettle on a counter)."""
-    r = _object_readings(depth, bbox, camera, noise, camera_height_m, others)
+    return _fix(_object_readings(depth, bbox, camera, noise, camera_height_m, others), bbox, camera, noise)
+
+
+def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise) -> DepthFix | None:
+    """``object_depth`` of the readings ``r``."""
     if r is None:
         return None
     cluster, lo2, hi2, zs, ucols = r.cluster, r.lo, r.hi, r.zs, r.us
@@ -518,12 +526,16 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
     if not camera_height_m:  # not given nor estimated yet: the floor in this very depth image
         camera_height_m = depths.camera_height(tour_id, stamp_ns, camera)
-    fix = object_depth(depth, bbox, camera, noise, camera_height_m, others)
+    r = _object_readings(depth, bbox, camera, noise, camera_height_m, others)
+    fix = _fix(r, bbox, camera, noise)
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
     cut = bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
     acc.add_depth(xy, cov, 0.0 if cut else fix.width_m, 0.0 if cut else fix.extent_m)
+    pts = _optical_points(r, camera)
+    if pts is not None:  # the surface it measured, kept across views (geometry: hull extents)
+        acc.add_points(optical_to_map(pts, pose, pitch_rad), pose.yaw, whole=not cut)
     return fix
 
 

@@ -47,6 +47,12 @@ CROSSING_MIN_RAYS = 6  # bearings this many or more take over from depth ...
 CROSSING_SPREAD = 0.25  # ... in a direction with this much bearing information per ray (0: the rays run
 # along it, from one side; 1: they all cross it) ...
 CROSSING_DEPTH_FLOOR = 0.1  # ... down to this share of the depth fixes' information there
+HULL_AXES = 4  # directions (0, 45, 90, 135 deg) along which an object's measured surface points' extent is kept
+HULL_FACE_COS = 0.5  # a view looking within 60 deg of an axis direction sees the object's face across it
+HULL_PERCENTILE = 2.0  # a view's points' extent along an axis: this percentile from either end (noise)
+HULL_ROUNDS = 8  # alternating projections onto the axes' bounds
+HULL_MIN_WIDTH_M = 0.45  # narrower (mean measured width): the unseen-depth guess (0.375 w) is off by less than the
+# points' cross-view registration error (pose error, stray readings of a thin object's background)  # a view's points' extent along an axis: this percentile from either end (noise)
 DEPTH_SHAPE_SHARE = 0.15  # a depth-placed centre is uncertain by this share of the object's footprint
 MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
 FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
@@ -134,15 +140,19 @@ class RayAccumulator:
     Lists of the older 10-value form read as having no floor rays, those of 10 or 20 values as
     having no forward sums (the check is skipped), those of 24 as having no depth, those of 32
     (the first depth form) as having counted every fix's footprint and measured no more sightings
-    than it has fixes."""
+    than it has fixes, those of 34 as having kept no surface points. Surface points (``add_points``):
+    per hull axis, the extent (min, max; joined on merge) of every view's measured points and how
+    many views saw the object's face at either end; ``solve`` bounds the centre by it
+    (``_hull_adjusted``)."""
 
-    SIZE = 34
+    SIZE = 34 + 4 * HULL_AXES + 1
+    DEPTH_SIZE = 34
     BEARING_SIZE = 10
     FLOOR_SIZE = 20
     FORWARD_SIZE = 24
 
     def __init__(self, values: list[float] | None = None) -> None:
-        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, 32, 33, self.SIZE)
+        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, 32, 33, self.DEPTH_SIZE, self.SIZE)
         v = list(values) if values and len(values) in sizes else []
         v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
@@ -168,6 +178,14 @@ class RayAccumulator:
         self.depth_fp_n = v[32] if len(values or []) >= 33 else v[29]  # how many fixes those are
         # (a box cut by the image border measures no width)
         self.depth_tried = v[33] if len(values or []) >= 34 else v[29]  # sightings measured in depth, fix or not
+        k, h = self.DEPTH_SIZE, HULL_AXES
+        # the measured surface points' extent along each hull axis, over every view (min, max), and
+        # how many views saw the object's face at either end of the axis
+        self.hull_lo = np.array(v[k: k + h])
+        self.hull_hi = np.array(v[k + h: k + 2 * h])
+        self.hull_seen_lo = np.array(v[k + 2 * h: k + 3 * h])
+        self.hull_seen_hi = np.array(v[k + 3 * h: k + 4 * h])
+        self.hull_n = v[k + 4 * h]  # views whose points are in the extents
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -206,6 +224,38 @@ class RayAccumulator:
             self.depth_extent += max(0.0, float(extent_m))
             self.depth_fp_n += 1
 
+    def add_points(self, points_xy: np.ndarray, view_yaw: float, whole: bool = True) -> None:
+        """An object's measured surface points (N, 2) in the map plane, seen by a camera looking
+        along ``view_yaw``; ``whole``: the view saw all of the object (its box not cut by the
+        image border), so the faces it looks at count as seen."""
+        p = np.asarray(points_xy, dtype=float).reshape(-1, 2)
+        if p.shape[0] == 0:
+            return
+        axes = _hull_axes()
+        proj = p @ axes.T  # (N, HULL_AXES)
+        lo = np.percentile(proj, HULL_PERCENTILE, axis=0)
+        hi = np.percentile(proj, 100.0 - HULL_PERCENTILE, axis=0)
+        if self.hull_n > 0:
+            lo, hi = np.minimum(lo, self.hull_lo), np.maximum(hi, self.hull_hi)
+        self.hull_lo, self.hull_hi = lo, hi
+        self.hull_n += 1
+        if whole:
+            c = axes @ np.array([math.cos(view_yaw), math.sin(view_yaw)])
+            self.hull_seen_lo = self.hull_seen_lo + (c > HULL_FACE_COS)  # looking along +axis: the low face
+            self.hull_seen_hi = self.hull_seen_hi + (c < -HULL_FACE_COS)
+
+    def hull_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(axes (HULL_AXES, 2), extent midpoints, closed, side) or None without points: along a
+        ``closed`` axis (views saw the faces at both ends) the object's centre is the middle of
+        its measured extent; along one seen from one end only (``side`` +1: its low face, -1: its
+        high face) the object reaches at least to the far end of what was measured, so its centre
+        lies at least that middle away from the seen face; 0: neither face seen."""
+        if self.hull_n <= 0:
+            return None
+        lo, hi = self.hull_seen_lo > 0, self.hull_seen_hi > 0
+        return (_hull_axes(), 0.5 * (self.hull_lo + self.hull_hi), lo & hi,
+                np.where(lo & ~hi, 1, np.where(hi & ~lo, -1, 0)))
+
     @property
     def has_depth(self) -> bool:
         return self.depth_n > 0
@@ -218,7 +268,11 @@ class RayAccumulator:
         return self.depth_width / self.depth_fp_n, self.depth_extent / self.depth_fp_n
 
     def merged(self, other: "RayAccumulator") -> "RayAccumulator":
-        return RayAccumulator([x + y for x, y in zip(self._values(), other._values())])
+        out = RayAccumulator([x + y for x, y in zip(self._values(), other._values())])
+        if self.hull_n > 0 and other.hull_n > 0:  # extents join, they do not add
+            out.hull_lo = np.minimum(self.hull_lo, other.hull_lo)
+            out.hull_hi = np.maximum(self.hull_hi, other.hull_hi)
+        return out
 
     def to_list(self) -> list[float]:
         """The sums as stored with an object; without depth fixes the 24-value form of before
@@ -236,7 +290,8 @@ class RayAccumulator:
                 float(self.forward_w), float(self.depth_info[0, 0]), float(self.depth_info[0, 1]),
                 float(self.depth_info[1, 1]), float(self.depth_rhs[0]), float(self.depth_rhs[1]),
                 float(self.depth_n), float(self.depth_width), float(self.depth_extent), float(self.depth_fp_n),
-                float(self.depth_tried)]
+                float(self.depth_tried)] + [float(x) for x in (*self.hull_lo, *self.hull_hi, *self.hull_seen_lo,
+                                                                 *self.hull_seen_hi, self.hull_n)]
 
     @property
     def has_floor(self) -> bool:
@@ -299,6 +354,7 @@ class RayAccumulator:
             rhs = rhs + info @ centre
         xy = np.linalg.solve(a, rhs)
         if depth:
+            xy = self._hull_adjusted(xy)
             return (float(xy[0]), float(xy[1])), self._depth_var(xy, floor, camera_height)
         if not floor and anchor is None and self.seen_from_where_it_lies((float(xy[0]), float(xy[1]))):
             # rays from one spot (the robot turning in place) all cross at the camera: their
@@ -320,6 +376,30 @@ class RayAccumulator:
             var = min(var, max(MIN_FLOOR_VAR, BEARING_PERP_VAR * self.floor_w / max(info, 1e-9)))
         return (float(xy[0]), float(xy[1])), float(min(MAX_POSITION_VAR, max(0.02, var)))
 
+    def _hull_adjusted(self, xy: np.ndarray) -> np.ndarray:
+        """``xy`` moved onto the middle of the measured extent along the closed hull axes (least
+        squares over them when they fix both coordinates), else (alternating projections) onto
+        that middle along the one closed axis and, along the axes seen from one end, at least as
+        far from the seen face as that middle. The fixes' centres carry a guess of the unseen
+        depth; the surface measured across views bounds it."""
+        hull = self.hull_bounds()
+        fp = self.footprint()
+        if hull is None or fp is None or fp[0] < HULL_MIN_WIDTH_M:
+            return xy
+        axes, mid, closed, side = hull
+        if closed.any():
+            m = axes[closed].T @ axes[closed]
+            if np.linalg.eigvalsh(m)[0] >= 0.1:
+                return np.linalg.solve(m, axes[closed].T @ mid[closed])
+        x = np.array(xy, dtype=float)
+        for _ in range(HULL_ROUNDS if (side != 0).any() else 1):
+            for u, c, s in zip(axes, mid, side):
+                if s and s * (float(u @ x) - c) < 0.0:
+                    x = x + (c - float(u @ x)) * u
+            for u, c in zip(axes[closed], mid[closed]):
+                x = x + (c - float(u @ x)) * u
+        return x
+
     def _depth_var(self, xy: np.ndarray, floor: bool, camera_height: float | None) -> float:
         """Variance of a depth-placed position: the fixes' own covariance (inverse information),
         shrinking with their number only as its square root (a pose or shape error moves them all
@@ -340,6 +420,11 @@ class RayAccumulator:
             return False
         forward = (float(self.forward_d @ np.asarray(xy, dtype=float)) - self.forward_p) / self.forward_w
         return forward < MIN_RANGE_M
+
+
+def _hull_axes() -> np.ndarray:
+    t = np.arange(HULL_AXES) * math.pi / HULL_AXES
+    return np.stack([np.cos(t), np.sin(t)], axis=1)
 
 
 def triangulate(rays: list[Ray], camera_height: float | None = None) -> tuple[tuple[float, float], float] | None:
