@@ -15,12 +15,15 @@ than by a constant fit to one world:
   "couch", a "laundry basket" for "hamper"). The other direction (the phrase is a narrower kind:
   "settee" -> "sofa") counts only when the label's own common senses relate back: "suitcase" is a
   rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
-  ("bedside table") is not named through its head noun alone (a coffee table is a table too);
+  ("bedside table") is not named through its head noun alone (a coffee table is a table too).
+  A label that in a common sense is a kind of the phrase a few steps up ("apple": a fruit) names
+  it too, and the phrase is looked up in its dictionary form ("WC": "w.c.");
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
   so "kettle" ~ "plant" is background, not a match) by ``ask.found_margin``; the curve of that
-  margin is bench/bench_absent.py's;
+  margin is bench/bench_absent.py's. The lexicon's definitions are compared the same way, by a
+  wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination);
 * a named thing's candidates are checked even below the retrieval's relevance floor (their own
   evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
