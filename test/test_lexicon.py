@@ -360,3 +360,23 @@ def test_installed_wordnet_cache_equals_parsing(tmp_path):
     want = _answers(parsed, words)
     cached = WordNetLexicon(root, cache_dir=tmp_path)
     assert _answers(cached, words) == want and cached._index is None
+
+
+def test_ancestors_glosses_and_base_forms(tmp_path):
+    """The hypernym path a few steps up (common senses only), definitions, dictionary forms."""
+    write_wndb(tmp_path, "\n")
+    lex = WordNetLexicon(tmp_path)
+    assert lex.ancestors("settle") == {"settle": 0, "settee": 0, "bench": 1, "seat": 2}
+    assert "seat" not in lex.ancestors("settle", depth=1)
+    assert "sofa" not in lex.ancestors("settee", senses=1)  # its second sense is the sofa one
+    assert lex.ancestors("settee", senses=2)["sofa"] == 1
+    assert lex.glosses("bench") == ["a long seat"] and lex.glosses("giraffe") == []
+    assert lex.base_form("Benches") == "bench" and lex.base_form("giraffes") == "giraffes"
+    none = NoLexicon()
+    assert none.ancestors("bench") == {} and none.glosses("bench") == [] and none.base_form("Bench") == "bench"
+
+
+def test_installed_wordnet_fruit_is_two_steps_above_apple():
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert lex.ancestors("apple")["fruit"] == 2 and lex.base_form("WC") == "w.c."
+    assert "pear" not in lex.ancestors("apple")

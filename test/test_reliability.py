@@ -377,22 +377,26 @@ def test_absent_objects_are_not_found_and_get_no_goal(tiny):
 @pytest.fixture(scope="module")
 def home_memory(tmp_path_factory) -> Path:
     """A hand-built memory: what was seen is known exactly, so the words asked can be chosen."""
+    return _hand_built(tmp_path_factory.mktemp("found") / "mem", [
+        {"id": "o-sofa", "label": "sofa", "description": "a large blue fabric sofa",
+         "affordances": ["sit on", "lie on"], "position": (1.0, 1.0), "seen": [1, 2, 3]},
+        {"id": "o-basket", "label": "laundry basket", "description": "a white plastic laundry basket",
+         "affordances": ["put clothes in"], "position": (4.0, 0.5), "seen": [4, 5]},
+        {"id": "o-table", "label": "coffee table", "description": "a low glass coffee table",
+         "affordances": ["put things on"], "position": (1.5, 2.0), "seen": [2, 3, 6]},
+        {"id": "o-kettle", "label": "electric kettle", "description": "a steel electric kettle",
+         "affordances": ["boil water", "pour"], "position": (6.0, 1.0), "seen": [7, 8]},
+        {"id": "o-bag", "label": "bag", "description": "a red fabric bag",
+         "affordances": ["carry things"], "position": (3.0, 3.0), "seen": [9, 10]},
+    ])
+
+
+def _hand_built(path: Path, specs: list[dict]) -> Path:
+    """A memory at ``path`` holding exactly these objects (helpers_ask.add_objects)."""
     from helpers_ask import add_objects, make_memory
 
-    path = tmp_path_factory.mktemp("found") / "mem"
     with make_memory(path) as m:
-        add_objects(m, [
-            {"id": "o-sofa", "label": "sofa", "description": "a large blue fabric sofa",
-             "affordances": ["sit on", "lie on"], "position": (1.0, 1.0), "seen": [1, 2, 3]},
-            {"id": "o-basket", "label": "laundry basket", "description": "a white plastic laundry basket",
-             "affordances": ["put clothes in"], "position": (4.0, 0.5), "seen": [4, 5]},
-            {"id": "o-table", "label": "coffee table", "description": "a low glass coffee table",
-             "affordances": ["put things on"], "position": (1.5, 2.0), "seen": [2, 3, 6]},
-            {"id": "o-kettle", "label": "electric kettle", "description": "a steel electric kettle",
-             "affordances": ["boil water", "pour"], "position": (6.0, 1.0), "seen": [7, 8]},
-            {"id": "o-bag", "label": "bag", "description": "a red fabric bag",
-             "affordances": ["carry things"], "position": (3.0, 3.0), "seen": [9, 10]},
-        ])
+        add_objects(m, specs)
     return path
 
 
@@ -436,3 +440,37 @@ def test_a_related_thing_is_offered_in_words_never_as_a_goal(home_memory):
     res = _ask_home(home_memory, "where is my suitcase?")
     assert res.success and not res.found and res.goal is None and res.target_object_id == ""
     assert res.answer.startswith("I have not seen") and "bag" in res.answer
+
+
+@pytest.fixture(scope="module")
+def synonym_memory(tmp_path_factory) -> Path:
+    """Things whose everyday names the embedder alone does not tie to the label seen."""
+    return _hand_built(tmp_path_factory.mktemp("found2") / "mem", [
+        {"id": "o-apple", "label": "apple", "description": "a green apple",
+         "affordances": ["eat"], "position": (1.0, 1.0), "seen": [1, 2]},
+        {"id": "o-light", "label": "light", "description": "a tall white light",
+         "affordances": ["switch on"], "position": (3.0, 1.0), "seen": [3, 4]},
+        {"id": "o-toilet", "label": "toilet", "description": "a white toilet",
+         "affordances": ["flush"], "position": (5.0, 2.0), "seen": [5, 6]},
+    ])
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("where is the fruit?", "o-apple"),  # an apple is an edible fruit, a fruit: two steps up
+    ("where is the WC?", "o-toilet"),  # WordNet writes it "w.c.", a name for toilet
+    ("take me to the lamp", "o-light"),  # lamp and light source: definitions alike
+])
+def test_synonyms_found_through_the_lexicon(synonym_memory, question, expected):
+    res = _ask_home(synonym_memory, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id == expected and res.goal is not None
+
+
+@pytest.mark.parametrize("question", [
+    "where is the pear?", "where is the candle?", "where is the bathtub?", "where is the banana?",
+    "where is the fireplace?",
+])
+def test_related_but_other_things_stay_not_seen(synonym_memory, question):
+    res = _ask_home(synonym_memory, question)
+    assert res.success and not res.found, (question, res.answer, res.target_object_id)
+    assert res.goal is None

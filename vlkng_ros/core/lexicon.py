@@ -40,6 +40,8 @@ KIND_OF_MIN = SECONDARY_NAME_SHARE * HYPERNYM_STRENGTH
 SYNONYM_MIN = SECONDARY_NAME_SHARE * SYNONYM_STRENGTH  # from here a relation is a synonym, below a kind
 MAX_SENSES = 4  # rare senses of a word ("chair" = professorship) add noise, not recall
 MAX_GENUS_SYNSETS = 16  # synsets one definition genus may name ("small table": console, nightstand, ...)
+ANCESTOR_DEPTH = 3  # steps up the hypernym path for "a label is a kind of the phrase" ("apple": fruit, 2)
+ANCESTOR_SENSES = 2  # a label's common senses only: "light" as a kind of "weight" is a rare one
 MAX_RELATED = 256  # cap on lemmas returned per term (a general word has hundreds of hyponyms)
 # The genus of a definition: its first two words after an article, when a function word or the
 # end of the clause follows ("| a low table where ...", not "| a small table knife ...").
@@ -70,6 +72,19 @@ class Lexicon(Protocol):
         room...) rather than weather, time or an act? None when the lexicon does not know it."""
         ...
 
+    def ancestors(self, term: str, depth: int = ANCESTOR_DEPTH, senses: int = ANCESTOR_SENSES) -> dict[str, int]:
+        """What the term's ``senses`` most common senses are kinds of, up to ``depth`` steps up
+        ("apple" -> edible fruit 1, fruit 2): lemma -> fewest steps (0: its own synonyms)."""
+        ...
+
+    def glosses(self, term: str, senses: int = 1) -> list[str]:
+        """The definitions of the term's ``senses`` most common senses (first clause each)."""
+        ...
+
+    def base_form(self, term: str) -> str:
+        """The term's dictionary form ("benches" -> "bench", "WC" -> "w.c."), else the term."""
+        ...
+
 
 class NoLexicon:
     name = "none"
@@ -82,6 +97,15 @@ class NoLexicon:
 
     def related_verbs(self, term: str) -> dict[str, float]:
         return {}
+
+    def ancestors(self, term: str, depth: int = 0, senses: int = 0) -> dict[str, int]:
+        return {}
+
+    def glosses(self, term: str, senses: int = 1) -> list[str]:
+        return []
+
+    def base_form(self, term: str) -> str:
+        return term.lower()
 
 
 def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
@@ -277,6 +301,51 @@ class WordNetLexicon:
                 return any(self.synset(o).lexfile in TANGIBLE_LEXFILES for o in offsets[:MAX_SENSES])
             except (OSError, ValueError, IndexError, KeyError):
                 return None
+
+    def base_form(self, term: str) -> str:
+        with self._lock:
+            try:
+                form, _ = self.senses(term)
+            except (OSError, ValueError, IndexError, KeyError):
+                form = ""
+        return form or _lemma_text(_lemma_key(term))
+
+    def ancestors(self, term: str, depth: int = ANCESTOR_DEPTH, senses: int = ANCESTOR_SENSES) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._lock:
+            try:
+                _, offsets = self.senses(term)
+                frontier = list(offsets[:senses])
+                for step in range(depth + 1):
+                    nxt: list[int] = []
+                    for offset in frontier:
+                        sense = self.synset(offset)
+                        for lemma in sense.lemmas:
+                            out.setdefault(lemma, step)
+                        nxt += sense.hypernyms
+                    frontier = list(dict.fromkeys(nxt))
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+                return {}
+        return out
+
+    def glosses(self, term: str, senses: int = 1) -> list[str]:
+        out = []
+        with self._lock:
+            try:
+                _, offsets = self.senses(term)
+                for offset in offsets[:senses]:
+                    with open(self.root / f"data.{self.pos}", "rb") as fh:
+                        fh.seek(self._load_tables().position(offset))
+                        line = fh.readline().decode("latin-1")
+                    # "| a piece of furniture with shelves for storing books; ..." -> its first clause
+                    gloss = line.partition(" | ")[2].split(";")[0].strip()
+                    if gloss:
+                        out.append(gloss)
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+                return []
+        return out
 
     # -- the one question ----------------------------------------------------------------------
     def related(self, term: str) -> dict[str, float]:

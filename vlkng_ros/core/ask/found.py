@@ -15,12 +15,15 @@ than by a constant fit to one world:
   "couch", a "laundry basket" for "hamper"). The other direction (the phrase is a narrower kind:
   "settee" -> "sofa") counts only when the label's own common senses relate back: "suitcase" is a
   rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
-  ("bedside table") is not named through its head noun alone (a coffee table is a table too);
+  ("bedside table") is not named through its head noun alone (a coffee table is a table too).
+  A label that in a common sense is a kind of the phrase a few steps up ("apple": a fruit) names
+  it too, and the phrase is looked up in its dictionary form ("WC": "w.c.");
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
   so "kettle" ~ "plant" is background, not a match) by ``ask.found_margin``; the curve of that
-  margin is bench/bench_absent.py's;
+  margin is bench/bench_absent.py's. The lexicon's definitions are compared the same way, by a
+  wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination);
 * a named thing's candidates are checked even below the retrieval's relevance floor (their own
   evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
@@ -61,6 +64,9 @@ BACKGROUND = (
     "doll", "ball", "bin", "sponge", "soap", "brush", "comb", "glass", "tray", "cloth",
 )
 BACKGROUND_QUANTILE = 0.9
+GLOSS_OFFSET = 0.28  # what a match through definitions must beat beyond ask.found_margin: "pear" and
+# "apple" (two fruits) have definitions 0.49 above background, "lamp" and "light" (source) 0.53
+GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": radiation, a light source)
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "some", "any")
 
 
@@ -126,13 +132,17 @@ class FoundRule:
             return True
         if any(is_kind_of(self.lexicon, name, phrase) for name in dict.fromkeys((label, lw[-1]))):
             return True
+        base = self.lexicon.base_form(phrase)  # "WC" is WordNet's "w.c.", "fruits" its "fruit"
+        if any(base in self.lexicon.ancestors(name) for name in dict.fromkeys((label, lw[-1]))):
+            return True  # the label, in one of its common senses, is a kind of the phrase a few
+            # steps up ("apple": an edible fruit, a fruit), not only one step
         related = self.lexicon.related(phrase).get(label, 0.0)
         if SECONDARY_NAME_SHARE * HYPONYM_STRENGTH - 1e-9 <= related <= HYPONYM_STRENGTH + 1e-9:
             return True  # the phrase's kinds hold the label ("low table" -> coffee table, by its definition)
         # the phrase is a narrower kind of the label ("settee": a sofa, "washbasin": a sink), in
         # the label's own common senses too: "suitcase" names a rare sense of "bag", and a bag
         # seen (the backpack) is no suitcase
-        return related >= self.kind_of_min and phrase.lower() in self.lexicon.related(label)
+        return related >= self.kind_of_min and bool({phrase.lower(), base} & set(self.lexicon.related(label)))
 
     def match(self, phrase: str, labels: list[str], description: str = "") -> float:
         """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
@@ -146,10 +156,27 @@ class FoundRule:
         if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
         labels = list(dict.fromkeys(labels))
-        vecs = self._vecs([phrase, *labels])
-        level = self.background_level(phrase)
-        sims = [float(v @ vecs[0]) - max(level, self.background_level(lab)) for lab, v in zip(labels, vecs[1:])]
-        return max(sims)
+        return max(max(self._stands_out(phrase, lab) for lab in labels), self.gloss_match(phrase, labels))
+
+    def _stands_out(self, a: str, b: str) -> float:
+        """How far ``a`` and ``b``'s similarity beats the higher of their background levels."""
+        vecs = self._vecs([a, b])
+        return float(vecs[0] @ vecs[1]) - max(self.background_level(a), self.background_level(b))
+
+    def gloss_match(self, phrase: str, labels: list[str]) -> float:
+        """``match`` through the lexicon's definitions, for synonyms the embedder does not
+        relate by name: the phrase's definition against each label and the label's definitions
+        (its common senses), the phrase against the labels' definitions ("lamp": "an artificial
+        source of visible illumination"; "light": "any device serving as a source of
+        illumination"), each beating its background, less ``GLOSS_OFFSET`` (definitions share
+        the lexicographer's wording: "a piece of furniture ...", "a kitchen appliance ...")."""
+        mine = [phrase, *self.lexicon.glosses(phrase, 1)]
+        best = -1.0
+        for lab in labels:
+            theirs = [lab, *self.lexicon.glosses(lab, GLOSS_SENSES)]
+            pairs = [(a, b) for a in mine for b in theirs if (a, b) != (phrase, lab)]
+            best = max([best, *(self._stands_out(a, b) - GLOSS_OFFSET for a, b in pairs)])
+        return best
 
     def serves(self, phrase: str, node) -> bool:
         """For an activity ("where can I boil water?"): an object the phrase only names as what
