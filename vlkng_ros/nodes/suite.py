@@ -145,6 +145,9 @@ def spin_suite(suite: Suite, threads: int | None = None) -> None:
     try:
         executors.spin()
     finally:
+        # a go_to still driving holds an executor thread until Nav2 answers (nav_timeout_s): the
+        # navigator's drive loop ends, cancelling its Nav2 goal, once the node is inactive
+        suite.navigator.active = False
         executors.shutdown()
 
 
