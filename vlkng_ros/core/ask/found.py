@@ -200,25 +200,27 @@ class FoundRule:
         above = [o for o in targets if sub.relevance.get(o, 0.0) >= self.floor]
         return above[:MAX_CHECKED] + [o for o in targets if o not in above][:MAX_CHECKED], True
 
+    def _scores(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[dict[str, float], bool]:
+        """(each checked target's ``match``, retrieval order; does the question name a thing).
+        For an activity every target kept by ``_candidates`` serves it: 1.0."""
+        targets, named = self._candidates(sub, pq)
+        if not named:
+            return {o: 1.0 for o in targets}, False
+        return {o: self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets}, True
+
     def score(self, sub: "Subgraph", pq: "ParsedQuery") -> float:
         """The number compared with ``margin`` (bench/bench_absent.py draws the curve of it):
         for a named thing, the best target's ``match``; else 1 when a target serves it."""
-        targets, named = self._candidates(sub, pq)
-        if not targets:
-            return -1.0
-        if not named:
-            return 1.0
-        return max(self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets)
+        scores, _ = self._scores(sub, pq)
+        return max(scores.values(), default=-1.0)
 
     def decide(self, sub: "Subgraph", pq: "ParsedQuery") -> list[str]:
         """The targets that are the thing asked for (best first); [] = not found."""
-        targets, named = self._candidates(sub, pq)
+        scores, named = self._scores(sub, pq)
         if not named:
-            return targets
-        scores = {o: self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets}
+            return list(scores)
         # an object a label names comes before one only similar to it (retrieval order otherwise)
-        return sorted((o for o in targets if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
-
+        return sorted((o for o in scores if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
 
