@@ -230,7 +230,7 @@ def test_concurrent_ask_processes_and_an_ask_during_a_build(tiny, tmp_path):
         assert res["success"] and res["found"] and res["goal"] is not None
 
     longer = tmp_path / "long" / "home"  # a tour whose build outlasts the asks
-    generate_tour(longer, minutes=1.0, seed=3, width=320, height=240, log_progress=False)
+    generate_tour(longer, minutes=2.5, seed=3, width=320, height=240, log_progress=False)
     build = _cli("build", str(longer), "--memory", str(mem), "--json")
     try:
         lock = mem / "qdrant" / ".lock"  # the build holds the vector store
