@@ -136,7 +136,8 @@ def test_go_there_in_a_real_browser(ros_web, tmp_path):
         button.click()
         state = lambda: driver.find_element(By.ID, "nav-state").get_attribute("data-state")  # noqa: E731
         assert wait_until(lambda: state() == "navigating", 30, 0.05)
-        assert "m to go" in driver.find_element(By.ID, "nav-state").text
+        # "Driving..." until Nav2's first feedback gives the distance, then "x.x m to go"
+        assert wait_until(lambda: "m to go" in driver.find_element(By.ID, "nav-state").text, 30, 0.05)
         assert driver.find_element(By.ID, "cancel-btn").is_displayed()
         for d in shots:
             d.mkdir(parents=True, exist_ok=True)
