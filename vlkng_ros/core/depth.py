@@ -56,6 +56,8 @@ EDGE_MARGIN_SHARE = 0.05  # a box edge within this share of the image width of i
 # edge where the detector's box stopped short: it is cut when the object's depth reaches the border ...
 MIN_SPAN_SHARE = 0.25  # readings spanning less of the box's angle than this are something in front of the
 # object (a chair before a table, a thing no box was detected for), not the object: no fix
+MIN_CONSENSUS = 3  # fixes of one object in a chunk from which one that disagrees with the rest is left out ...
+OUTLIER_SIGMAS = 3.0  # ... when farther from their median than this many of its own and their spread's sigmas
 EDGE_ROW_SHARE = 0.3  # ... in the image's outermost columns in at least this share of the box's rows
 
 
@@ -577,6 +579,24 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
                   camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
     """Measure ``bbox`` in the keyframe's stored depth and add the fix to ``acc`` (a
     geometry.RayAccumulator); the fix, or None when the keyframe has no (usable) depth there."""
+    m = _measure(acc, depths, tour_id, stamp_ns, pose, bbox, camera, noise, pitch_rad, camera_height_m, others)
+    if m is not None:
+        _add_measured(acc, m)
+    return m.fix if m is not None else None
+
+
+@dataclass(frozen=True)
+class _Measured:
+    fix: DepthFix
+    xy: tuple[float, float]
+    cov: np.ndarray
+    points: np.ndarray | None  # (N, 2) map-plane surface points
+    yaw: float
+
+
+def _measure(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
+             camera: CameraModel, noise: DepthNoise, pitch_rad: float, camera_height_m: float | None,
+             others: Sequence[BBox]) -> _Measured | None:
     depth = depths.get(tour_id, stamp_ns)
     if depth is None:
         return None
@@ -588,12 +608,38 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
-    cut = fix.cut
-    acc.add_depth(xy, cov, 0.0 if cut else fix.width_m, 0.0 if cut else fix.extent_m)
     pts = _optical_points(r, camera)
-    if pts is not None:  # the surface it measured, kept across views (geometry: hull extents)
-        acc.add_points(optical_to_map(pts, pose, pitch_rad), pose.yaw, whole=not cut)
-    return fix
+    return _Measured(fix, xy, cov, optical_to_map(pts, pose, pitch_rad) if pts is not None else None, pose.yaw)
+
+
+def _add_measured(acc, m: _Measured) -> None:
+    cut = m.fix.cut
+    acc.add_depth(m.xy, m.cov, 0.0 if cut else m.fix.width_m, 0.0 if cut else m.fix.extent_m)
+    if m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
+        acc.add_points(m.points, m.yaw, whole=not cut)
+
+
+def add_depth_fixes(acc, depths: KeyframeDepths, sightings, noise: DepthNoise, pitch_rad: float = 0.0,
+                    camera_height_m: float | None = None) -> int:
+    """``add_depth_fix`` for each of one object's ``sightings`` ((tour_id, stamp_ns, pose, bbox,
+    camera, other boxes in that image)), leaving out the fixes that disagree with the others:
+    with MIN_CONSENSUS or more, a fix farther from their median position than OUTLIER_SIGMAS
+    times its own spread (its covariance's largest axis and the fixes' robust scatter about the
+    median) measured something else (a thing in front no box covers, the wrong surface), and
+    being near and small it is trusted most. Returns how many fixes were added."""
+    ms = [m for t, s, pose, bbox, cam, others in sightings
+          if (m := _measure(acc, depths, t, s, pose, bbox, cam, noise, pitch_rad, camera_height_m, others)) is not None]
+    keep = np.ones(len(ms), dtype=bool)
+    if len(ms) >= MIN_CONSENSUS:
+        p = np.array([m.xy for m in ms])
+        d = np.linalg.norm(p - np.median(p, axis=0), axis=1)
+        scatter = 1.4826 * float(np.median(d))  # the median absolute deviation as a sigma
+        own = np.array([float(np.linalg.eigvalsh(m.cov)[-1]) for m in ms])
+        keep = d <= OUTLIER_SIGMAS * np.sqrt(own + scatter ** 2)
+    for m, k in zip(ms, keep):
+        if k:
+            _add_measured(acc, m)
+    return int(keep.sum())
 
 
 def depth_pending(ray_stats: list[float], sightings: list[tuple[str, int]], depths: KeyframeDepths) -> bool:
@@ -618,6 +664,5 @@ def redo_depth(ray_stats: list[float], sightings, depths: KeyframeDepths, noise:
     if len(sightings) <= old.depth_tried:
         return None
     acc = RayAccumulator(old.to_list()[: RayAccumulator.FORWARD_SIZE])
-    for tour_id, stamp, pose, bbox, camera in sightings:
-        add_depth_fix(acc, depths, tour_id, stamp, pose, bbox, camera, noise, pitch_rad, camera_height_m)
+    add_depth_fixes(acc, depths, [(*x, ()) for x in sightings], noise, pitch_rad, camera_height_m)
     return acc
