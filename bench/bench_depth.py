@@ -106,7 +106,7 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
     from vlkng_ros.core.geometry import RayAccumulator, cut_by_border
     from vlkng_ros.core.model import CameraModel
     from vlkng_ros.core.tour import Tour
-    from vlkng_ros.eval.metrics import match_observations
+    from vlkng_ros.eval.metrics import match_observations, position_errors
 
     cfg = config(True)
     world = json.loads((tour / "world.json").read_text())
@@ -116,10 +116,8 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
     rows = []
     with Memory.open(mem_dir, cfg) as mem:
         nodes = {n.id: n for n in mem.graph.iter_objects()}
-        per_gt: dict[str, Counter] = defaultdict(Counter)
         per_node: dict[str, Counter] = defaultdict(Counter)
         for node_id, track in match_observations(nodes.values(), {t.tour_id: t.annotations}):
-            per_gt[track][node_id] += 1
             per_node[node_id][track] += 1
         boxes_at: dict[tuple[str, int], list] = defaultdict(list)
         for n in nodes.values():
@@ -129,13 +127,10 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
         depths = dp.KeyframeDepths(mem.frames)
         noise = dp.DepthNoise()
         cams: dict[str, CameraModel] = {}
-        for track, counts in per_gt.items():
-            if track not in gt:
-                continue
-            o = gt[track]
-            node_id, n_main = counts.most_common(1)[0]
-            node = nodes[node_id]
-            if node.position is None or not node.ray_stats:
+        for main in position_errors(mem, tour):  # each object's main node (most of its sightings)
+            track, node_id, node = main["track"], main["node"], nodes[main["node"]]
+            o, n_main = gt[track], round(main["main_share"] * main["n_obs"])
+            if not node.ray_stats:
                 continue
             true = np.array(o["xy"], dtype=float)
             acc = RayAccumulator(node.ray_stats)
@@ -145,7 +140,7 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
             row = {"seed": seed, "track": track, "label": o["label"], "size": o["size_m"][:2],
                    "big": max(o["size_m"][:2]) >= 1.0, "err": float(np.linalg.norm(e)),
                    "along": float(e @ fwd), "across": float(e @ side), "obs": n_main,
-                   "nodes": len(counts), "other": 1.0 - per_node[node_id][track] / max(sum(per_node[node_id].values()), 1),
+                   "nodes": main["nodes"], "other": 1.0 - per_node[node_id][track] / max(sum(per_node[node_id].values()), 1),
                    "fixes": int(acc.depth_n), "hull_n": int(acc.hull_n), "closed": 0, "one_end": 0,
                    "width": (acc.footprint() or (0.0, 0.0))[0],
                    "true_along": float(abs(fwd[0]) * o["size_m"][0] + abs(fwd[1]) * o["size_m"][1])}
