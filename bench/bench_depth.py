@@ -13,9 +13,13 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   cost per keyframe of depth handling: on the capture thread (matching + hand-off: what is added
   to capture), in the depth writer thread (decode, shrink, 16-bit PNG, write), and per box at
   merge (the near-mode estimate; and with the fix and its surface points' extent added to an
-  object's sums), each timed over the tour's keyframes.
+  object's sums), each timed over the tour's keyframes;
+  with --per-object, each big object's error broken down (``per_object``): along / across the
+  mean view, the depth fixes' own centre, the fused centre before the surface bound, each view's
+  fix re-measured, cut views, nodes, other objects' sightings in its node.
 
     python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
+                                [--no-cost] [--per-object]
 """
 
 from __future__ import annotations
