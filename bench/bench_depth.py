@@ -13,9 +13,13 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   cost per keyframe of depth handling: on the capture thread (matching + hand-off: what is added
   to capture), in the depth writer thread (decode, shrink, 16-bit PNG, write), and per box at
   merge (the near-mode estimate; and with the fix and its surface points' extent added to an
-  object's sums), each timed over the tour's keyframes.
+  object's sums), each timed over the tour's keyframes;
+  with --per-object, each big object's error broken down (``per_object``): along / across the
+  mean view, the depth fixes' own centre, the fused centre before the surface bound, each view's
+  fix re-measured, cut views, nodes, other objects' sightings in its node.
 
     python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
+                                [--no-cost] [--per-object]
 """
 
 from __future__ import annotations
@@ -85,6 +89,117 @@ def depth_share(mem_dir: Path) -> tuple[int, int]:
     with Memory.open(mem_dir, config(True)) as mem:
         objs = list(mem.graph.iter_objects())
         return sum(1 for o in objs if o.ray_stats and RayAccumulator(o.ray_stats).has_depth), len(objs)
+
+
+def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
+    """Per ground-truth object, what its main node's position error is made of: the error split
+    along the mean view direction (+: placed beyond the true centre; depth bias) and across it
+    (bearing), the depth fixes' own centre and the fused centre before the surface bound
+    (``_hull_adjusted``), each view's fix re-measured from the stored depth (median error along
+    its own ray and across it, share of views cut by the image border), and what the node holds
+    (observations, nodes the object was split into, share of the node's observations that are
+    other objects': a wrong merge)."""
+    import json
+    import math
+    from collections import Counter, defaultdict
+
+    import numpy as np
+
+    from vlkng_ros.core import depth as dp
+    from vlkng_ros.core.calibration import memory_camera_height
+    from vlkng_ros.core.geometry import RayAccumulator, cut_by_border
+    from vlkng_ros.core.model import CameraModel
+    from vlkng_ros.core.tour import Tour
+    from vlkng_ros.eval.metrics import match_observations, position_errors
+
+    cfg = config(True)
+    world = json.loads((tour / "world.json").read_text())
+    gt = {o["gt_track"]: o for o in world["objects"]}
+    t = Tour.open(tour)
+    pitch = math.radians(cfg.capture.camera_pitch_deg)
+    rows = []
+    with Memory.open(mem_dir, cfg) as mem:
+        nodes = {n.id: n for n in mem.graph.iter_objects()}
+        per_node: dict[str, Counter] = defaultdict(Counter)
+        for node_id, track in match_observations(nodes.values(), {t.tour_id: t.annotations}):
+            per_node[node_id][track] += 1
+        boxes_at: dict[tuple[str, int], list] = defaultdict(list)
+        for n in nodes.values():
+            for ob in n.observations:
+                boxes_at[(ob.tour_id, ob.stamp_ns)].append(ob.bbox)
+        height = memory_camera_height(mem, cfg)
+        depths = dp.KeyframeDepths(mem.frames)
+        noise = dp.DepthNoise()
+        cams: dict[str, CameraModel] = {}
+        for main in position_errors(mem, tour):  # each object's main node (most of its sightings)
+            track, node_id, node = main["track"], main["node"], nodes[main["node"]]
+            o, n_main = gt[track], round(main["main_share"] * main["n_obs"])
+            if not node.ray_stats:
+                continue
+            true = np.array(o["xy"], dtype=float)
+            acc = RayAccumulator(node.ray_stats)
+            fwd = acc.forward_d / max(float(np.linalg.norm(acc.forward_d)), 1e-9)
+            side = np.array([-fwd[1], fwd[0]])
+            e = np.array(node.position) - true
+            row = {"seed": seed, "track": track, "label": o["label"], "size": o["size_m"][:2],
+                   "big": max(o["size_m"][:2]) >= 1.0, "err": float(np.linalg.norm(e)),
+                   "along": float(e @ fwd), "across": float(e @ side), "obs": n_main,
+                   "nodes": main["nodes"], "other": 1.0 - per_node[node_id][track] / max(sum(per_node[node_id].values()), 1),
+                   "fixes": int(acc.depth_n), "hull_n": int(acc.hull_n), "closed": 0, "one_end": 0,
+                   "width": (acc.footprint() or (0.0, 0.0))[0],
+                   "true_along": float(abs(fwd[0]) * o["size_m"][0] + abs(fwd[1]) * o["size_m"][1])}
+            if acc.has_depth:
+                c = np.linalg.solve(acc.depth_info + 1e-12 * np.eye(2), acc.depth_rhs)
+                row["err_fixes"] = float(np.linalg.norm(c - true))
+                bare = RayAccumulator(node.ray_stats)
+                bare.hull_n = 0
+                est = bare.solve(height)
+                row["err_fused"] = float(np.linalg.norm(np.array(est[0]) - true)) if est else float("nan")
+                hull = acc.hull_bounds()
+                if hull is not None:
+                    row["closed"], row["one_end"] = int(hull[2].sum()), int((hull[3] != 0).sum())
+            view_along, view_across, cut = [], [], 0
+            for ob in node.observations:
+                kf = mem.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
+                d = depths.get(ob.tour_id, ob.stamp_ns) if kf is not None and kf.pose is not None else None
+                if d is None:
+                    continue
+                if ob.tour_id not in cams:
+                    raw = mem.graph.get_meta(f"camera:{ob.tour_id}")
+                    cams[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
+                        kf.width, kf.height, cfg.capture.camera_hfov_deg)
+                cam = cams[ob.tour_id]
+                others = [b for b in boxes_at[(ob.tour_id, ob.stamp_ns)] if b is not ob.bbox]
+                fix = dp.object_depth(d, ob.bbox, cam, noise, height or depths.camera_height(ob.tour_id, ob.stamp_ns, cam),
+                                      others)
+                if fix is None:
+                    continue
+                xy, _ = fix.in_map(kf.pose, pitch)
+                ray = true - np.array([kf.pose.x, kf.pose.y])
+                ray /= max(float(np.linalg.norm(ray)), 1e-9)
+                fe = np.array(xy) - true
+                view_along.append(float(fe @ ray))
+                view_across.append(float(fe @ np.array([-ray[1], ray[0]])))
+                cut += cut_by_border(ob.bbox, cam)
+            if view_along:
+                row["view_along"] = float(np.median(view_along))
+                row["view_across"] = float(np.median(np.abs(view_across)))
+                row["cut"] = cut / len(view_along)
+            rows.append(row)
+    return rows
+
+
+PER_OBJECT_HEADER = ("seed label              size (m)  obs nd other fix cut  hull cl 1e width | err   along across "
+                     "| fixes fused | view along across | true along")
+
+
+def per_object_line(r: dict) -> str:
+    nan = float("nan")
+    return (f"{r['seed']:4d} {r['label'][:18]:18s} {r['size'][0]:4.1f}x{r['size'][1]:3.1f} {r['obs']:4d} {r['nodes']:2d} "
+            f"{r['other']:5.2f} {r['fixes']:3d} {r.get('cut', nan):4.2f} {r['hull_n']:4d} {r['closed']:2d} "
+            f"{r['one_end']:2d} {r['width']:5.2f} | {r['err']:5.2f} {r['along']:+5.2f} {r['across']:+6.2f} "
+            f"| {r.get('err_fixes', nan):5.2f} {r.get('err_fused', nan):5.2f} | {r.get('view_along', nan):+10.2f} "
+            f"{r.get('view_across', nan):6.2f} | {r['true_along']:10.2f}")
 
 
 def costs(tour: Path, workdir: Path) -> dict[str, float]:
@@ -162,12 +277,15 @@ def main() -> int:
     ap.add_argument("--rebuild", action="store_true", help="delete and rebuild the memories")
     ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
     ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
+    ap.add_argument("--per-object", action="store_true",
+                    help="also print each big object's error broken down (depth memories), worst first")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     rows = {True: [], False: []}
     goal_errs = {True: [], False: []}
     placed = [0, 0]
+    breakdown: list[dict] = []
     for seed in args.seeds:
         tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
         if not (tour / "world.json").is_file():
@@ -179,6 +297,8 @@ def main() -> int:
             r = node_errors(tour, mem_dir, False)
             rows[depth] += r
             goal_errs[depth] += goals(tour, mem_dir, depth)
+            if depth and args.per_object:
+                breakdown += per_object(tour, mem_dir, seed)
             if depth:
                 n, total = depth_share(mem_dir)
                 placed[0] += n
@@ -201,6 +321,13 @@ def main() -> int:
               f"goal_reach {reach:.3f} of {len(g)} questions, "
               f"median goal error {statistics.median(finite) if finite else float('nan'):.2f} m")
     print(f"objects placed with depth: {placed[0]} of {placed[1]}")
+    if args.per_object:
+        print("\nbig objects with depth, worst first (along: + beyond the true centre along the mean view; fixes: "
+              "the depth fixes' own centre, fused: before the surface bound; view: each fix's median error "
+              "along its ray / across; other: share of the node's sightings that are other objects')")
+        print(PER_OBJECT_HEADER)
+        for r in sorted((r for r in breakdown if r["big"]), key=lambda r: -r["err"]):
+            print(per_object_line(r))
     if not args.no_cost:
         tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
         c = costs(tour, workdir)

@@ -52,6 +52,13 @@ ROW_THIN = 4  # widths and extents sample every column and (stride^2 / this)-th 
 # the side spans few rows)
 KEEP_SHARE = 0.25  # other objects' boxes are left out of a box only if this share of its readings remains
 BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
+EDGE_MARGIN_SHARE = 0.05  # a box edge within this share of the image width of its border may be a cut box's
+# edge where the detector's box stopped short: it is cut when the object's depth reaches the border ...
+MIN_SPAN_SHARE = 0.25  # readings spanning less of the box's angle than this are something in front of the
+# object (a chair before a table, a thing no box was detected for), not the object: no fix
+MIN_CONSENSUS = 3  # fixes of one object in a chunk from which one that disagrees with the rest is left out ...
+OUTLIER_SIGMAS = 3.0  # ... when farther from their median than this many of its own and their spread's sigmas
+EDGE_ROW_SHARE = 0.3  # ... in the image's outermost columns in at least this share of the box's rows
 
 
 @dataclass(frozen=True)
@@ -82,13 +89,16 @@ class DepthFix:
     points: int  # valid readings the range came from
     y_m: float = 0.0  # vertical offset of the centre (down positive), for a pitched camera
     spread_m: float = 0.0  # depth spread (10th to 90th percentile) of the visible surface
+    cut: bool = False  # the object goes on beyond the image's left or right border
+    bearing_rad: float = 0.0  # the line of sight's angle right of the optical axis: var_z lies along it
 
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
         (x, y, yaw) as keyframes carry it; ``pitch_rad``: the camera looks down by this much."""
         xy = optical_to_map(np.array([[self.x_m, self.y_m, self.z_m]]), pose, pitch_rad)[0]
-        fwd = np.array([math.cos(pose.yaw), math.sin(pose.yaw)])
-        left = np.array([-math.sin(pose.yaw), math.cos(pose.yaw)])
+        yaw = pose.yaw - self.bearing_rad
+        fwd = np.array([math.cos(yaw), math.sin(yaw)])
+        left = np.array([-math.sin(yaw), math.cos(yaw)])
         cov = self.var_z * np.outer(fwd, fwd) + self.var_x * np.outer(left, left)
         return (float(xy[0]), float(xy[1])), cov
 
@@ -120,6 +130,7 @@ class _Readings:
     zs: np.ndarray
     us: np.ndarray
     vs: np.ndarray
+    cut: bool = False  # the object goes on beyond the image's left or right border
 
 
 def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise,
@@ -158,7 +169,36 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     inside = np.isfinite(full) & (full >= lo2) & (full <= hi2)
     ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
     vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
-    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows)
+    cut = box_at_border(bbox, camera) or _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera,
+                                                          camera_height_m)
+    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut)
+
+
+def box_at_border(bbox: BBox, camera: CameraModel) -> bool:
+    """The box touches the image's left or right border."""
+    return bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
+
+
+def _reaches_border(depth: np.ndarray, bx1: int, by1: int, bx2: int, by2: int, lo: float, hi: float,
+                    noise: DepthNoise, sy: float, camera: CameraModel, camera_height_m: float | None) -> bool:
+    """Does the object whose readings lie in [lo, hi] go on to the image's left or right border
+    although its box stops short of it (by less than EDGE_MARGIN_SHARE of the width: a detector's
+    box jitters by a few pixels)? Its surface then shows in the outermost columns, in its depth
+    interval (widened by the noise), in EDGE_ROW_SHARE of the box's rows."""
+    h, w = depth.shape[:2]
+    margin = EDGE_MARGIN_SHARE * w
+    tol = JUMP_M + 3.0 * float(noise.sigma(hi))
+    for near_border, cols in ((bx1 <= margin, slice(0, 2)), (w - bx2 <= margin, slice(w - 2, w))):
+        if not near_border:
+            continue
+        strip = depth[by1:by2, cols].astype(np.float32, copy=True)
+        if camera_height_m:
+            strip = _without_floor(strip, by1, by2, sy, camera, camera_height_m)
+        with np.errstate(invalid="ignore"):
+            hit = ((strip >= lo - tol) & (strip <= hi + tol)).any(axis=1)
+        if hit.sum() >= EDGE_ROW_SHARE * max(1, by2 - by1):
+            return True
+    return False
 
 
 def object_points(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
@@ -198,14 +238,26 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
     if zs.size < MIN_POINTS:
         zs, ucols = cluster, np.full(cluster.shape, (bbox[0] + bbox[2]) / 2.0)
     xs = (ucols - camera.cx) / camera.fx * zs
-    x_lo, x_hi = np.percentile(xs, [5, 95]) if zs.size >= MIN_POINTS else (
+    # across and along the line of sight, not the optical axis: an object near the image's side
+    # is seen at up to half the field of view off the axis, where its face toward the camera
+    # spans little of the optical x and much of z (a 1 m armchair 40 deg off the axis measured
+    # 0.2 m wide); readings rotated by the bearing of their middle
+    bearing = math.atan2(float(np.median(xs)), float(np.median(zs))) if zs.size >= MIN_POINTS else 0.0
+    cb, sb = math.cos(bearing), math.sin(bearing)
+    ls, ds = xs * cb - zs * sb, xs * sb + zs * cb
+    x_lo, x_hi = np.percentile(ls, [5, 95]) if zs.size >= MIN_POINTS else (
         (bbox[0] - camera.cx) / camera.fx * surface, (bbox[2] - camera.cx) / camera.fx * surface)
     # the extent from the populated histogram bins: a top seen from above thins out toward its
     # far edge (fewer pixels per metre), which percentiles would cut short
     near, far = (lo2, hi2) if zs.size >= MIN_POINTS and found else (float(zs.min()), float(zs.max()))
     spread = far - near
+    z_span = float(np.subtract(*np.percentile(zs, [98, 2]))) if bearing else 0.0
+    if z_span > 0.0:  # ... along the line of sight
+        spread *= float(np.subtract(*np.percentile(ds, [98, 2]))) / z_span
     width = float(max(0.02, x_hi - x_lo))
     x_mid = 0.5 * (x_lo + x_hi)
+    if zs.size >= MIN_POINTS and width < MIN_SPAN_SHARE * _box_angle(bbox, camera) * float(np.median(ds)):
+        return None
     # seen from above or at an angle, the readings reach from the object's near side to its far
     # side; face on, only its front shows, and its depth is taken as half its width
     behind = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, BEHIND_WIDTH_SHARE * width / 2.0))
@@ -214,25 +266,32 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         # the outline's two ends (the readings at the smallest and largest bearing): seen at an
         # angle, they are the corners either side of the near one, and a box's centre is their
         # midpoint (the hidden corner completes the parallelogram); face on, the front face's ends
-        front = float(np.percentile(zs, NEAR_PERCENTILE))
-        mid_x, mid_z = _outline_mid(xs, zs)
+        front = float(np.percentile(ds, NEAR_PERCENTILE))
+        mid_x, mid_z = _outline_mid(ls, ds)
         if mid_z - front > behind:
             behind, x_mid = min(MAX_EXTENT_M / 2.0, mid_z - front), mid_x
     extent = 2.0 * behind
-    zc = front + behind
+    # the centre back in the optical frame
+    dc = front + behind
+    x_mid, zc = x_mid * cb + dc * sb, -x_mid * sb + dc * cb
     v_mid = ((bbox[1] + bbox[3]) / 2.0 - camera.cy) / camera.fy * zc
     sigma = float(noise.sigma(surface))
     n = int(cluster.size)
     # correlated noise (one disparity error moves a whole patch): averaging helps only so much
     var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * behind) ** 2
-    var_x = (2.0 * zc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
-    if bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX:
+    var_x = (2.0 * dc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
+    if r.cut:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
         # (by as much as the widest furniture): both its middle and its depth are loose
         var_x += (0.6 * width) ** 2 + CUT_VAR_M2
         var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
-                    spread)
+                    spread, r.cut, bearing)
+
+
+def _box_angle(bbox: BBox, camera: CameraModel) -> float:
+    """The angle (rad) the box spans across the image."""
+    return math.atan((bbox[2] - camera.cx) / camera.fx) - math.atan((bbox[0] - camera.cx) / camera.fx)
 
 
 def _outline_mid(xs: np.ndarray, zs: np.ndarray) -> tuple[float, float]:
@@ -520,6 +579,24 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
                   camera_height_m: float | None = None, others: Sequence[BBox] = ()) -> DepthFix | None:
     """Measure ``bbox`` in the keyframe's stored depth and add the fix to ``acc`` (a
     geometry.RayAccumulator); the fix, or None when the keyframe has no (usable) depth there."""
+    m = _measure(acc, depths, tour_id, stamp_ns, pose, bbox, camera, noise, pitch_rad, camera_height_m, others)
+    if m is not None:
+        _add_measured(acc, m)
+    return m.fix if m is not None else None
+
+
+@dataclass(frozen=True)
+class _Measured:
+    fix: DepthFix
+    xy: tuple[float, float]
+    cov: np.ndarray
+    points: np.ndarray | None  # (N, 2) map-plane surface points
+    yaw: float
+
+
+def _measure(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
+             camera: CameraModel, noise: DepthNoise, pitch_rad: float, camera_height_m: float | None,
+             others: Sequence[BBox]) -> _Measured | None:
     depth = depths.get(tour_id, stamp_ns)
     if depth is None:
         return None
@@ -531,12 +608,38 @@ def add_depth_fix(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
-    cut = bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
-    acc.add_depth(xy, cov, 0.0 if cut else fix.width_m, 0.0 if cut else fix.extent_m)
     pts = _optical_points(r, camera)
-    if pts is not None:  # the surface it measured, kept across views (geometry: hull extents)
-        acc.add_points(optical_to_map(pts, pose, pitch_rad), pose.yaw, whole=not cut)
-    return fix
+    return _Measured(fix, xy, cov, optical_to_map(pts, pose, pitch_rad) if pts is not None else None, pose.yaw)
+
+
+def _add_measured(acc, m: _Measured) -> None:
+    cut = m.fix.cut
+    acc.add_depth(m.xy, m.cov, 0.0 if cut else m.fix.width_m, 0.0 if cut else m.fix.extent_m)
+    if m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
+        acc.add_points(m.points, m.yaw, whole=not cut)
+
+
+def add_depth_fixes(acc, depths: KeyframeDepths, sightings, noise: DepthNoise, pitch_rad: float = 0.0,
+                    camera_height_m: float | None = None) -> int:
+    """``add_depth_fix`` for each of one object's ``sightings`` ((tour_id, stamp_ns, pose, bbox,
+    camera, other boxes in that image)), leaving out the fixes that disagree with the others:
+    with MIN_CONSENSUS or more, a fix farther from their median position than OUTLIER_SIGMAS
+    times its own spread (its covariance's largest axis and the fixes' robust scatter about the
+    median) measured something else (a thing in front no box covers, the wrong surface), and
+    being near and small it is trusted most. Returns how many fixes were added."""
+    ms = [m for t, s, pose, bbox, cam, others in sightings
+          if (m := _measure(acc, depths, t, s, pose, bbox, cam, noise, pitch_rad, camera_height_m, others)) is not None]
+    keep = np.ones(len(ms), dtype=bool)
+    if len(ms) >= MIN_CONSENSUS:
+        p = np.array([m.xy for m in ms])
+        d = np.linalg.norm(p - np.median(p, axis=0), axis=1)
+        scatter = 1.4826 * float(np.median(d))  # the median absolute deviation as a sigma
+        own = np.array([float(np.linalg.eigvalsh(m.cov)[-1]) for m in ms])
+        keep = d <= OUTLIER_SIGMAS * np.sqrt(own + scatter ** 2)
+    for m, k in zip(ms, keep):
+        if k:
+            _add_measured(acc, m)
+    return int(keep.sum())
 
 
 def depth_pending(ray_stats: list[float], sightings: list[tuple[str, int]], depths: KeyframeDepths) -> bool:
@@ -561,6 +664,5 @@ def redo_depth(ray_stats: list[float], sightings, depths: KeyframeDepths, noise:
     if len(sightings) <= old.depth_tried:
         return None
     acc = RayAccumulator(old.to_list()[: RayAccumulator.FORWARD_SIZE])
-    for tour_id, stamp, pose, bbox, camera in sightings:
-        add_depth_fix(acc, depths, tour_id, stamp, pose, bbox, camera, noise, pitch_rad, camera_height_m)
+    add_depth_fixes(acc, depths, [(*x, ()) for x in sightings], noise, pitch_rad, camera_height_m)
     return acc

@@ -134,7 +134,7 @@ def position_errors(memory, tour_dir, position_of=None) -> list[dict]:
         if pos is None:
             continue
         size = max(o.get("size_m", [0.0, 0.0])[:2])
-        rows.append({"track": track, "label": o["label"], "size": size, "big": size >= 1.0,
+        rows.append({"track": track, "node": node_id, "label": o["label"], "size": size, "big": size >= 1.0,
                      "err": math.dist(pos, o["xy"]), "var": var or 0.0, "nodes": len(counts),
                      "main_share": n_main / sum(counts.values()), "n_obs": sum(counts.values())})
     return rows

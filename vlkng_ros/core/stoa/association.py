@@ -18,7 +18,7 @@ import numpy as np
 
 from ..calibration import CameraHeightCalibrator
 from ..config import VlkngConfig
-from ..depth import KeyframeDepths, add_depth_fix
+from ..depth import KeyframeDepths, add_depth_fixes
 from ..geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border, ray_for
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -133,6 +133,7 @@ class Associator:
             rays = RayAccumulator()
             views: list[tuple[Pose, CameraModel]] = []
             widths: list[float] = []  # angular box widths (rad), one per view
+            sightings = []  # for depth: (tour, stamp, pose, box, camera, the other boxes in that image)
             # small things and things perceived on something stand on furniture, not on the floor
             may_stand = (self.calibration.floor_ranging and o.local_id not in resting
                          and o.attributes.get("size", "").strip().lower() != "small")
@@ -144,10 +145,9 @@ class Associator:
                                      pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(angular_width(cam, box))
-                    if self.depths is not None:
-                        add_depth_fix(rays, self.depths, chunk.tour_id, stamp, kf.pose, box, cam,
-                                      self.depth_noise, pitch, self.camera_height,
-                                      [b for b in boxes_at[stamp] if b is not box])
+                    sightings.append((chunk.tour_id, stamp, kf.pose, box, cam, [b for b in boxes_at[stamp] if b is not box]))
+            if self.depths is not None:  # all at once: a fix that disagrees with the others is left out
+                add_depth_fixes(rays, self.depths, sightings, self.depth_noise, pitch, self.camera_height)
             est = rays.solve(self.camera_height)
             places = Counter(chunk.places[s] for s in o.boxes if chunk.places.get(s))
             footprint = rays.footprint()
