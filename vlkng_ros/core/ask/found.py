@@ -66,7 +66,8 @@ BACKGROUND = (
 BACKGROUND_QUANTILE = 0.9
 GLOSS_OFFSET = 0.28  # what a match through definitions must beat beyond ask.found_margin: "pear" and
 # "apple" (two fruits) have definitions 0.49 above background, "lamp" and "light" (source) 0.53
-GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": radiation, a light source)
+GLOSS_SENSES = 2  # definitions of a label and of the phrase: their two most common senses ("light":
+# radiation, then a light source: "where is the light?" asks for the second)
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "some", "any")
 
 
@@ -144,11 +145,13 @@ class FoundRule:
         # seen (the backpack) is no suitcase
         return related >= self.kind_of_min and bool({phrase.lower(), base} & set(self.lexicon.related(label)))
 
-    def match(self, phrase: str, labels: list[str], description: str = "") -> float:
+    def match(self, phrase: str, labels: list[str], description: str = "", text: str = "") -> float:
         """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
-        label names it (``names``) or the description has every word of it; else the best
-        label's embedding similarity minus the higher of its and the phrase's background level
-        (compared with ``ask.found_margin``)."""
+        label names it (``names``) or the description has every word of it; else the best of:
+        a label's embedding similarity minus the higher of its and the phrase's background level,
+        the same through definitions (``gloss_match``), and the same against the object's own
+        ``text`` (description and what it is used for: a "bookcase" is a shelf "used to: store
+        books"), all compared with ``ask.found_margin``."""
         labels = [lab.lower() for lab in labels if lab and lab.strip()]
         wanted = words(phrase)
         if not labels or not wanted:
@@ -156,7 +159,8 @@ class FoundRule:
         if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
         labels = list(dict.fromkeys(labels))
-        return max(max(self._stands_out(phrase, lab) for lab in labels), self.gloss_match(phrase, labels))
+        own = self._stands_out(phrase, text) if text.strip() else -1.0
+        return max(max(self._stands_out(phrase, lab) for lab in labels), self.gloss_match(phrase, labels), own)
 
     def _stands_out(self, a: str, b: str) -> float:
         """How far ``a`` and ``b``'s similarity beats the higher of their background levels."""
@@ -165,12 +169,12 @@ class FoundRule:
 
     def gloss_match(self, phrase: str, labels: list[str]) -> float:
         """``match`` through the lexicon's definitions, for synonyms the embedder does not
-        relate by name: the phrase's definition against each label and the label's definitions
-        (its common senses), the phrase against the labels' definitions ("lamp": "an artificial
+        relate by name: the phrase's definitions and the label's (the two commonest senses of
+        each: "where is the light?" means light's second sense) against each other, the names against the labels' definitions ("lamp": "an artificial
         source of visible illumination"; "light": "any device serving as a source of
         illumination"), each beating its background, less ``GLOSS_OFFSET`` (definitions share
         the lexicographer's wording: "a piece of furniture ...", "a kitchen appliance ...")."""
-        mine = [phrase, *self.lexicon.glosses(phrase, 1)]
+        mine = [phrase, *self.lexicon.glosses(phrase, GLOSS_SENSES)]
         best = -1.0
         for lab in labels:
             theirs = [lab, *self.lexicon.glosses(lab, GLOSS_SENSES)]
@@ -206,7 +210,11 @@ class FoundRule:
         targets, named = self._candidates(sub, pq)
         if not named:
             return {o: 1.0 for o in targets}, False
-        return {o: self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets}, True
+        return {o: self.match_node(pq.target, sub.objects[o]) for o in targets}, True
+
+    def match_node(self, phrase: str, node) -> float:
+        """``match`` of an object node: its labels, description and own text."""
+        return self.match(phrase, _labels(node), node.description, node.text())
 
     def score(self, sub: "Subgraph", pq: "ParsedQuery") -> float:
         """The number compared with ``margin`` (bench/bench_absent.py draws the curve of it):
