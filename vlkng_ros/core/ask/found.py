@@ -145,13 +145,14 @@ class FoundRule:
         # seen (the backpack) is no suitcase
         return related >= self.kind_of_min and bool({phrase.lower(), base} & set(self.lexicon.related(label)))
 
-    def match(self, phrase: str, labels: list[str], description: str = "", text: str = "") -> float:
+    def match(self, phrase: str, labels: list[str], description: str = "") -> float:
         """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
-        label names it (``names``) or the description has every word of it; else the best of:
-        a label's embedding similarity minus the higher of its and the phrase's background level,
-        the same through definitions (``gloss_match``), and the same against the object's own
-        ``text`` (description and what it is used for: a "bookcase" is a shelf "used to: store
-        books"), all compared with ``ask.found_margin``."""
+        label names it (``names``) or the description has every word of it; else the best
+        label's embedding similarity minus the higher of its and the phrase's background level,
+        or the same through definitions (``gloss_match``), compared with ``ask.found_margin``.
+        Not the object's own text (description, what it is used for): a towel "used to: dry
+        hands with" is 0.38 over background for "hand dryer" (bookcase / a shelf "used to: store
+        books on": 0.26), so a thing's use would name other things with that use."""
         labels = [lab.lower() for lab in labels if lab and lab.strip()]
         wanted = words(phrase)
         if not labels or not wanted:
@@ -159,8 +160,7 @@ class FoundRule:
         if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
         labels = list(dict.fromkeys(labels))
-        own = self._stands_out(phrase, text) if text.strip() else -1.0
-        return max(max(self._stands_out(phrase, lab) for lab in labels), self.gloss_match(phrase, labels), own)
+        return max(max(self._stands_out(phrase, lab) for lab in labels), self.gloss_match(phrase, labels))
 
     def _stands_out(self, a: str, b: str) -> float:
         """How far ``a`` and ``b``'s similarity beats the higher of their background levels."""
@@ -213,8 +213,8 @@ class FoundRule:
         return {o: self.match_node(pq.target, sub.objects[o]) for o in targets}, True
 
     def match_node(self, phrase: str, node) -> float:
-        """``match`` of an object node: its labels, description and own text."""
-        return self.match(phrase, _labels(node), node.description, node.text())
+        """``match`` of an object node: its labels and description."""
+        return self.match(phrase, _labels(node), node.description)
 
     def score(self, sub: "Subgraph", pq: "ParsedQuery") -> float:
         """The number compared with ``margin`` (bench/bench_absent.py draws the curve of it):
