@@ -66,8 +66,7 @@ BACKGROUND = (
 BACKGROUND_QUANTILE = 0.9
 GLOSS_OFFSET = 0.28  # what a match through definitions must beat beyond ask.found_margin: "pear" and
 # "apple" (two fruits) have definitions 0.49 above background, "lamp" and "light" (source) 0.53
-GLOSS_SENSES = 2  # definitions of a label and of the phrase: their two most common senses ("light":
-# radiation, then a light source: "where is the light?" asks for the second)
+GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": radiation, a light source)
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "some", "any")
 
 
@@ -169,12 +168,15 @@ class FoundRule:
 
     def gloss_match(self, phrase: str, labels: list[str]) -> float:
         """``match`` through the lexicon's definitions, for synonyms the embedder does not
-        relate by name: the phrase's definitions and the label's (the two commonest senses of
-        each: "where is the light?" means light's second sense) against each other, the names against the labels' definitions ("lamp": "an artificial
+        relate by name: the definition of the phrase's commonest sense that is a thing ("where is
+        the light?" asks for "any device serving as a source of illumination", light's second
+        sense, not the radiation; a second sense that *is* a thing is not added: "banana" the
+        fruit would be a sibling of "apple") and the label's definitions (its common senses)
+        against each other, the names against the labels' definitions ("lamp": "an artificial
         source of visible illumination"; "light": "any device serving as a source of
         illumination"), each beating its background, less ``GLOSS_OFFSET`` (definitions share
         the lexicographer's wording: "a piece of furniture ...", "a kitchen appliance ...")."""
-        mine = [phrase, *self.lexicon.glosses(phrase, GLOSS_SENSES)]
+        mine = [phrase, *self.lexicon.glosses(phrase, 1, things_only=True)]
         best = -1.0
         for lab in labels:
             theirs = [lab, *self.lexicon.glosses(lab, GLOSS_SENSES)]
