@@ -506,3 +506,34 @@ def test_things_sharing_a_sense_or_a_use_stay_not_seen(sense_memory, question):
     res = _ask_home(sense_memory, question)
     assert res.success and not res.found, (question, res.answer, res.target_object_id)
     assert res.goal is None and res.target_object_id == ""
+
+
+@pytest.fixture(scope="module")
+def compound_memory(tmp_path_factory) -> Path:
+    """A light (a lamp by definition), a coffee table and a desk: heads of compounds."""
+    return _hand_built(tmp_path_factory.mktemp("found3c") / "mem", [
+        {"id": "o-light", "label": "light", "description": "a small black light",
+         "affordances": ["switch on"], "position": (1.0, 1.0), "seen": [1, 2]},
+        {"id": "o-table", "label": "coffee table", "description": "a low wood coffee table",
+         "affordances": ["put things on"], "position": (3.0, 2.0), "seen": [3, 4]},
+        {"id": "o-desk", "label": "desk", "description": "a large black desk",
+         "affordances": ["work at"], "position": (5.0, 1.0), "seen": [5, 6]},
+    ])
+
+
+def test_a_compound_the_lexicon_lacks_is_matched_through_its_head(compound_memory):
+    """"Desk lamp" is no WordNet entry; a desk lamp is a lamp, and "lamp" and "light" are defined
+    alike (a source of illumination): the head's definition stands in for the compound's."""
+    res = _ask_home(compound_memory, "where is the desk lamp?")
+    assert res.success and res.found, res.answer
+    assert res.target_object_id == "o-light" and res.goal is not None
+
+
+@pytest.mark.parametrize("question", [
+    "where is the bedside table?",  # the coffee table is another kind of table; a desk is not defined as one
+    "where is the ceiling fan?", "where is the picture frame?", "where is the lamp shade?",
+])
+def test_a_compound_whose_head_matches_nothing_stays_not_seen(compound_memory, question):
+    res = _ask_home(compound_memory, question)
+    assert res.success and not res.found, (question, res.answer, res.target_object_id)
+    assert res.goal is None and res.target_object_id == ""

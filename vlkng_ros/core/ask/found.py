@@ -23,7 +23,10 @@ than by a constant fit to one world:
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
   so "kettle" ~ "plant" is background, not a match) by ``ask.found_margin``; the curve of that
   margin is bench/bench_absent.py's. The lexicon's definitions are compared the same way, by a
-  wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination);
+  wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination),
+  the phrase in its commonest sense that is a thing ("light": the device, not the radiation), and
+  a compound the lexicon lacks through its head's definition ("desk lamp": a lamp) against labels
+  without a modifier of their own;
 * a named thing's candidates are checked even below the retrieval's relevance floor (their own
   evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
@@ -177,10 +180,17 @@ class FoundRule:
         illumination"), each beating its background, less ``GLOSS_OFFSET`` (definitions share
         the lexicographer's wording: "a piece of furniture ...", "a kitchen appliance ...")."""
         mine = [phrase, *self.lexicon.glosses(phrase, 1, things_only=True)]
+        pw = words(phrase)
+        if len(mine) == 1 and len(pw) > 1:
+            # a compound the lexicon lacks ("desk lamp") is a kind of its head: the head's
+            # definition stands in, against labels without a modifier of their own (a "coffee
+            # table" is another kind of table than a "bedside table")
+            mine = [pw[-1], *self.lexicon.glosses(pw[-1], 1, things_only=True)]
+            labels = [lab for lab in labels if len(words(lab)) == 1]
         best = -1.0
         for lab in labels:
             theirs = [lab, *self.lexicon.glosses(lab, GLOSS_SENSES)]
-            pairs = [(a, b) for a in mine for b in theirs if (a, b) != (phrase, lab)]
+            pairs = [(a, b) for a in mine for b in theirs if (a, b) != (mine[0], lab)]
             best = max([best, *(self._stands_out(a, b) - GLOSS_OFFSET for a, b in pairs)])
         return best
 
