@@ -17,24 +17,44 @@ from pathlib import Path
 import numpy as np
 
 
-def scores_for(tour: Path, mem: Path) -> list[tuple[bool, float, str]]:
+def scores_for(tour: Path, mem: Path) -> list[tuple[bool, float, str, str]]:
+    """(present, score, question, what the memory holds of a present question's class: "held",
+    "merged" (only inside other objects' nodes), "not built"; "" for absent questions). A held
+    miss also names the held node's labels and that node's own ``match`` (the rule's verdict on
+    the right object) and whether retrieval brought it to the rule at all."""
     from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.found import _labels
     from vlkng_ros.core.ask.query import decompose
     from vlkng_ros.core.llm.base import LLMUsage
     from vlkng_ros.core.config import VlkngConfig
     from vlkng_ros.core.memory import Memory
-    from vlkng_ros.eval.absent import presence_questions
+    from vlkng_ros.eval.absent import held_classes, presence_questions
 
     cfg = VlkngConfig()
     out = []
     with Memory.open(mem, cfg, read_only=True) as memory:
         engine = AskEngine(memory, cfg)
         rule = engine.found_rule
+        held = held_classes(memory, tour)
+        nodes = {n.id: n for n in memory.graph.iter_objects()}
         for q in presence_questions(tour):
             pq, _ = decompose(q.question, None, LLMUsage())
             sub, _ = engine._retrieve(pq, cfg.ask.mode)
             score = rule.score(sub, pq)  # found at margin m  <=>  score >= m
-            out.append((q.present, score, q.question))
+            status, note = "", ""
+            if q.present:
+                h = held.get(q.label, {"held": set(), "merged": set()})
+                status = "held" if h["held"] else "merged" if h["merged"] else "not built"
+                if h["held"] and score < cfg.ask.found_margin:
+                    checked = set(rule._candidates(sub, pq)[0])
+                    own = max(h["held"], key=lambda i: rule.match_node(pq.target, nodes[i]))
+                    node = nodes[own]
+                    note = (f" [{q.label}: seen as {'/'.join(dict.fromkeys(_labels(node)))}, own match "
+                            f"{rule.match_node(pq.target, node):.3f}"
+                            f"{'' if own in checked else ', not retrieved'}]")
+                elif score < cfg.ask.found_margin:
+                    note = f" [{q.label}: {status}]"
+            out.append((q.present, score, q.question + note, status))
     return out
 
 
@@ -53,7 +73,7 @@ def main() -> int:
     from vlkng_ros.core.pipeline import build_tour
     from vlkng_ros.eval.sim import generate_tour
 
-    rows: list[tuple[bool, float, str]] = []
+    rows: list[tuple[bool, float, str, str]] = []
     for seed in args.seeds:
         name = f"s{seed}{'v' if args.varied else ''}"
         tour = Path(args.work) / name
@@ -68,26 +88,34 @@ def main() -> int:
             rows += scores_for(tour, mem)
     if args.build_only:
         return 0
-    present = np.array([s for p, s, _ in rows if p])
-    absent = np.array([s for p, s, _ in rows if not p])
+    present = np.array([s for p, s, _, _ in rows if p])
+    absent = np.array([s for p, s, _, _ in rows if not p])
+    held = np.array([s for p, s, _, h in rows if p and h == "held"])
     current = VlkngConfig().ask.found_margin
     curve = []
     for m in [round(x, 2) for x in np.arange(0.0, 0.42, 0.02)]:
         curve.append({"margin": m, "found_present": float(np.mean(present >= m)),
+                      "found_held": float(np.mean(held >= m)) if len(held) else None,
                       "false_found_absent": float(np.mean(absent >= m))})
     if args.json:
-        json.dump({"seeds": args.seeds, "present": len(present), "absent": len(absent),
+        json.dump({"seeds": args.seeds, "present": len(present), "held": len(held), "absent": len(absent),
                    "margin": current, "curve": curve}, sys.stdout, indent=1)
         return 0
-    print(f"seeds {args.seeds}: {len(present)} present-object questions, {len(absent)} absent-object questions")
-    print("margin  found(present)  false-found(absent)")
+    kinds = {k: sum(1 for p, _, _, h in rows if p and h == k) for k in ("held", "merged", "not built")}
+    print(f"seeds {args.seeds}: {len(present)} present-object questions ({kinds['held']} whose class the memory "
+          f"holds, {kinds['merged']} only merged into other objects, {kinds['not built']} never built), "
+          f"{len(absent)} absent-object questions")
+    print("found(held) = the rule's own recall: present questions whose class the memory holds")
+    print("margin  found(present)  found(held)  false-found(absent)")
     for c in curve:
         mark = "  <- ask.found_margin" if abs(c["margin"] - current) < 1e-9 else ""
-        print(f"{c['margin']:6.2f}  {c['found_present']:14.3f}  {c['false_found_absent']:19.3f}{mark}")
-    false = sorted(((s, q) for p, s, q in rows if not p and s >= current), reverse=True)
+        fh = f"{c['found_held']:11.3f}" if c["found_held"] is not None else f"{'-':>11}"
+        print(f"{c['margin']:6.2f}  {c['found_present']:14.3f}  {fh}  {c['false_found_absent']:19.3f}{mark}")
+    false = sorted(((s, q) for p, s, q, _ in rows if not p and s >= current), reverse=True)
     print(f"absent questions found at {current}:", [(round(s, 3), q) for s, q in false])
-    missed = sorted((s, q) for p, s, q in rows if p and s < current)
-    print(f"present questions not found at {current}:", [(round(s, 3), q) for s, q in missed])
+    for kind in ("held", "merged", "not built"):
+        missed = sorted((s, q) for p, s, q, h in rows if p and h == kind and s < current)
+        print(f"present questions not found at {current}, {kind} ({len(missed)}):", [(round(s, 3), q) for s, q in missed])
     return 0
 
 

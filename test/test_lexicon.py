@@ -376,6 +376,16 @@ def test_ancestors_glosses_and_base_forms(tmp_path):
     assert none.ancestors("bench") == {} and none.glosses("bench") == [] and none.base_form("Bench") == "bench"
 
 
+def test_installed_wordnet_glosses_of_things_skip_senses_that_are_no_thing():
+    """"Light" is first radiation (not a thing), then a device: the first definition of a thing is
+    the device's; "banana" is first a plant (a thing), so that stays its first."""
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert lex.glosses("light", 1, things_only=True) == ["any device serving as a source of illumination"]
+    assert lex.glosses("light", 1)[0].startswith("(physics) electromagnetic radiation")
+    assert lex.glosses("banana", 1, things_only=True) == lex.glosses("banana", 1)
+    assert NoLexicon().glosses("light", 1, things_only=True) == []
+
+
 def test_installed_wordnet_fruit_is_two_steps_above_apple():
     lex = WordNetLexicon(find_wordnet_dir())
     assert lex.ancestors("apple")["fruit"] == 2 and lex.base_form("WC") == "w.c."

@@ -474,3 +474,71 @@ def test_related_but_other_things_stay_not_seen(synonym_memory, question):
     res = _ask_home(synonym_memory, question)
     assert res.success and not res.found, (question, res.answer, res.target_object_id)
     assert res.goal is None
+
+
+def _memory_fixture(folder: str, specs: list[dict]):
+    """A module-scoped fixture: a hand-built memory holding ``specs``."""
+    return pytest.fixture(scope="module")(lambda tmp_path_factory: _hand_built(tmp_path_factory.mktemp(folder) / "mem", specs))
+
+
+def _things(*rows: tuple) -> list[dict]:
+    """Object specs from (id, label, description, affordances, position, keyframes seen) rows."""
+    keys = ("id", "label", "description", "affordances", "position", "seen")
+    return [dict(zip(keys, row)) for row in rows]
+
+
+def _assert_found(path: Path, question: str, expected: str) -> None:
+    res = _ask_home(path, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id == expected and res.goal is not None
+
+
+def _assert_not_seen(path: Path, question: str) -> None:
+    res = _ask_home(path, question)
+    assert res.success and not res.found, (question, res.answer, res.target_object_id)
+    assert res.goal is None and res.target_object_id == ""
+
+
+# a lamp, and a towel whose use ("dry hands with") is what another thing is named for
+sense_memory = _memory_fixture("found3", _things(
+    ("o-lamp", "lamp", "a small white lamp", ["give light", "read by"], (1.0, 1.0), [1, 2]),
+    ("o-towel", "towel", "a white cotton towel", ["dry hands with"], (4.0, 2.0), [3, 4]),
+    ("o-sofa", "sofa", "a large gray sofa", ["sit on"], (2.0, 5.0), [5, 6]),
+))
+
+
+def test_a_phrase_is_read_in_its_household_sense_too(sense_memory):
+    """"Light" is first electromagnetic radiation to WordNet, then "any device serving as a source
+    of illumination", which is how it defines a lamp: the phrase's first sense that is a thing
+    counts (the embedding alone puts light and lamp 0.20 over background, under the margin)."""
+    _assert_found(sense_memory, "where is the light?", "o-lamp")
+
+
+@pytest.mark.parametrize("question", [
+    "where is the hand dryer?",  # a towel is used to dry hands with; it is no hand dryer
+    "where is the window?", "where is the chandelier?", "where is the fireplace?",
+])
+def test_things_sharing_a_sense_or_a_use_stay_not_seen(sense_memory, question):
+    _assert_not_seen(sense_memory, question)
+
+
+# a light (a lamp by definition), a coffee table and a desk: heads of compounds
+compound_memory = _memory_fixture("found3c", _things(
+    ("o-light", "light", "a small black light", ["switch on"], (1.0, 1.0), [1, 2]),
+    ("o-table", "coffee table", "a low wood coffee table", ["put things on"], (3.0, 2.0), [3, 4]),
+    ("o-desk", "desk", "a large black desk", ["work at"], (5.0, 1.0), [5, 6]),
+))
+
+
+def test_a_compound_the_lexicon_lacks_is_matched_through_its_head(compound_memory):
+    """"Desk lamp" is no WordNet entry; a desk lamp is a lamp, and "lamp" and "light" are defined
+    alike (a source of illumination): the head's definition stands in for the compound's."""
+    _assert_found(compound_memory, "where is the desk lamp?", "o-light")
+
+
+@pytest.mark.parametrize("question", [
+    "where is the bedside table?",  # the coffee table is another kind of table; a desk is not defined as one
+    "where is the ceiling fan?", "where is the picture frame?", "where is the lamp shade?",
+])
+def test_a_compound_whose_head_matches_nothing_stays_not_seen(compound_memory, question):
+    _assert_not_seen(compound_memory, question)

@@ -77,8 +77,10 @@ class Lexicon(Protocol):
         ("apple" -> edible fruit 1, fruit 2): lemma -> fewest steps (0: its own synonyms)."""
         ...
 
-    def glosses(self, term: str, senses: int = 1) -> list[str]:
-        """The definitions of the term's ``senses`` most common senses (first clause each)."""
+    def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
+        """The definitions of the term's ``senses`` most common senses (first clause each); with
+        ``things_only``, of its most common senses that name a tangible thing ("light": not the
+        radiation, the device serving as a source of illumination)."""
         ...
 
     def base_form(self, term: str) -> str:
@@ -101,7 +103,7 @@ class NoLexicon:
     def ancestors(self, term: str, depth: int = 0, senses: int = 0) -> dict[str, int]:
         return {}
 
-    def glosses(self, term: str, senses: int = 1) -> list[str]:
+    def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         return []
 
     def base_form(self, term: str) -> str:
@@ -329,11 +331,13 @@ class WordNetLexicon:
                 return {}
         return out
 
-    def glosses(self, term: str, senses: int = 1) -> list[str]:
+    def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         out = []
         with self._lock:
             try:
                 _, offsets = self.senses(term)
+                if things_only:
+                    offsets = tuple(o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES)
                 for offset in offsets[:senses]:
                     with open(self.root / f"data.{self.pos}", "rb") as fh:
                         fh.seek(self._load_tables().position(offset))

@@ -33,6 +33,7 @@ class PresenceQuestion:
     question: str
     target: str  # the word asked for
     present: bool
+    label: str = ""  # for a present question: the class it asks for (the world's label)
 
 
 def _words(text: str) -> set[str]:
@@ -58,10 +59,38 @@ def presence_questions(tour_dir: str | Path) -> list[PresenceQuestion]:
     for i, lab in enumerate(seen):
         names = [lab, *(CLASSES[lab].synonyms[:MAX_SYNONYMS] if lab in CLASSES else ())]
         for j, name in enumerate(names):
-            out.append(PresenceQuestion(TEMPLATES[(i + j) % len(TEMPLATES)].format(name), name, True))
+            out.append(PresenceQuestion(TEMPLATES[(i + j) % len(TEMPLATES)].format(name), name, True, lab))
     absent = [c for c in sorted(CLASSES) if c not in in_world and not (_words(c) & world_words)]
     absent += [w for w in OUTSIDE_CATALOG if not (_words(w) & world_words)]
     for i, word in enumerate(absent):
         out.append(PresenceQuestion(TEMPLATES[i % len(TEMPLATES)].format(word), word, False))
     out += [PresenceQuestion(f"where is {j}?", j, False) for j in JUNK]
     return out
+
+
+def held_classes(memory, tour_dir: str | Path) -> dict[str, dict[str, set[str]]]:
+    """What a memory built from a generated tour holds of each class it saw: class label ->
+    {"held": nodes holding most of a matched observation set of an object of that class,
+    "merged": nodes holding some of its observations but mostly another object's}. A class
+    with neither was never built (perception missed it). Observations are matched to the
+    annotations by box overlap (eval/metrics.py), never through labels."""
+    from collections import Counter, defaultdict
+
+    from ..core.tour import Tour
+    from ..core.tour_identity import TOUR_OF_FINGERPRINT_META, tour_fingerprint
+    from .metrics import match_observations
+
+    root = Path(tour_dir)
+    world = json.loads((root / "world.json").read_text())
+    label_of = {o["gt_track"]: o["label"] for o in world["objects"]}
+    tour = Tour.open(root)
+    tid = memory.graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
+    per_node: dict[str, Counter] = defaultdict(Counter)
+    for node_id, track in match_observations(list(memory.graph.iter_objects()), {tid: tour.annotations}):
+        per_node[node_id][label_of.get(track, "")] += 1
+    out: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"held": set(), "merged": set()})
+    for node_id, counts in per_node.items():
+        main = counts.most_common(1)[0][0]
+        for lab in counts:
+            out[lab]["held" if lab == main else "merged"].add(node_id)
+    return dict(out)

@@ -23,7 +23,10 @@ than by a constant fit to one world:
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
   so "kettle" ~ "plant" is background, not a match) by ``ask.found_margin``; the curve of that
   margin is bench/bench_absent.py's. The lexicon's definitions are compared the same way, by a
-  wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination);
+  wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination),
+  the phrase in its commonest sense that is a thing ("light": the device, not the radiation), and
+  a compound the lexicon lacks through its head's definition ("desk lamp": a lamp) against labels
+  without a modifier of their own;
 * a named thing's candidates are checked even below the retrieval's relevance floor (their own
   evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
@@ -147,8 +150,11 @@ class FoundRule:
     def match(self, phrase: str, labels: list[str], description: str = "") -> float:
         """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
         label names it (``names``) or the description has every word of it; else the best
-        label's embedding similarity minus the higher of its and the phrase's background level
-        (compared with ``ask.found_margin``)."""
+        label's embedding similarity minus the higher of its and the phrase's background level,
+        or the same through definitions (``gloss_match``), compared with ``ask.found_margin``.
+        Not the object's own text (description, what it is used for): a towel "used to: dry
+        hands with" is 0.38 over background for "hand dryer" (bookcase / a shelf "used to: store
+        books on": 0.26), so a thing's use would name other things with that use."""
         labels = [lab.lower() for lab in labels if lab and lab.strip()]
         wanted = words(phrase)
         if not labels or not wanted:
@@ -165,16 +171,26 @@ class FoundRule:
 
     def gloss_match(self, phrase: str, labels: list[str]) -> float:
         """``match`` through the lexicon's definitions, for synonyms the embedder does not
-        relate by name: the phrase's definition against each label and the label's definitions
-        (its common senses), the phrase against the labels' definitions ("lamp": "an artificial
+        relate by name: the definition of the phrase's commonest sense that is a thing ("where is
+        the light?" asks for "any device serving as a source of illumination", light's second
+        sense, not the radiation; a second sense that *is* a thing is not added: "banana" the
+        fruit would be a sibling of "apple") and the label's definitions (its common senses)
+        against each other, the names against the labels' definitions ("lamp": "an artificial
         source of visible illumination"; "light": "any device serving as a source of
         illumination"), each beating its background, less ``GLOSS_OFFSET`` (definitions share
         the lexicographer's wording: "a piece of furniture ...", "a kitchen appliance ...")."""
-        mine = [phrase, *self.lexicon.glosses(phrase, 1)]
+        mine = [phrase, *self.lexicon.glosses(phrase, 1, things_only=True)]
+        pw = words(phrase)
+        if len(mine) == 1 and len(pw) > 1:
+            # a compound the lexicon lacks ("desk lamp") is a kind of its head: the head's
+            # definition stands in, against labels without a modifier of their own (a "coffee
+            # table" is another kind of table than a "bedside table")
+            mine = [pw[-1], *self.lexicon.glosses(pw[-1], 1, things_only=True)]
+            labels = [lab for lab in labels if len(words(lab)) == 1]
         best = -1.0
         for lab in labels:
             theirs = [lab, *self.lexicon.glosses(lab, GLOSS_SENSES)]
-            pairs = [(a, b) for a in mine for b in theirs if (a, b) != (phrase, lab)]
+            pairs = [(a, b) for a in mine for b in theirs if (a, b) != (mine[0], lab)]
             best = max([best, *(self._stands_out(a, b) - GLOSS_OFFSET for a, b in pairs)])
         return best
 
@@ -206,7 +222,11 @@ class FoundRule:
         targets, named = self._candidates(sub, pq)
         if not named:
             return {o: 1.0 for o in targets}, False
-        return {o: self.match(pq.target, _labels(sub.objects[o]), sub.objects[o].description) for o in targets}, True
+        return {o: self.match_node(pq.target, sub.objects[o]) for o in targets}, True
+
+    def match_node(self, phrase: str, node) -> float:
+        """``match`` of an object node: its labels and description."""
+        return self.match(phrase, _labels(node), node.description)
 
     def score(self, sub: "Subgraph", pq: "ParsedQuery") -> float:
         """The number compared with ``margin`` (bench/bench_absent.py draws the curve of it):
