@@ -37,6 +37,25 @@ def test_a_camera_closer_than_the_standoff_is_itself_the_goal():
     assert _faces(goal, mug)
 
 
+def test_a_long_object_gets_the_goal_nearest_its_centre_a_nearer_camera_at_its_side_not_its_end():
+    # a 0.8 x 1.9 m piano along y: depth saw its end face from the south (near side 0.95 m off
+    # the centre: goal 1.6 m off, outside tour-format's 1.5 m) and the robot passed its long side
+    # 0.7 m from the centre (the box cut by the image border: nothing measured there)
+    piano = (0.0, 0.0)
+    end = View(Pose.from_xy_yaw(0.0, -3.0, math.pi / 2), 0.8, front_m=3.0 - 0.95)
+    side = View(Pose.from_xy_yaw(-0.7, 0.1, 0.0))
+    goal = standoff_goal(piano, radius_m=1.03, views=[end, side], robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((-0.7, 0.1))  # where the robot stood, 0.71 m off
+    assert _faces(goal, piano)
+    # only the end seen: its stand-off, as before
+    goal = standoff_goal(piano, radius_m=1.03, views=[end], robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((0.0, -1.6))
+    # a camera beyond its stand-off on the long side beats the end: 0.4 + 0.65 off the centre
+    far_side = View(Pose.from_xy_yaw(-3.0, 0.0, 0.0), 1.9, front_m=3.0 - 0.4)
+    goal = standoff_goal(piano, radius_m=1.03, views=[end, far_side], robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((-1.05, 0.0))
+
+
 def test_the_standoff_grows_with_the_footprint_and_the_robot():
     views = [Pose.from_xy_yaw(10.0, 0.0, math.pi)]
     small = standoff_goal((0, 0), footprint_radius([0.2, 0.25]), views, 0.3, 0.2)

@@ -19,7 +19,10 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
     across a view is the extent along the perpendicular: ``along_half_extent``);
   - when neither exists, its footprint radius (``object_radius``: half the depth-measured
     footprint's diagonal, else half a wide view's width), as large as it is in any direction;
-- toward the view whose goal is nearest the object (a line of sight that reaches it preferred);
+- toward the view whose goal is nearest the object's centre: a camera that stood nearer than its
+  stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
+  the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
+  1.6 m; the robot's pose beside it was 0.7 m off);
 - **facing** the object.
 
 Without a view pose the goal is the object's centre (the planner's tolerance must do the rest);
@@ -108,9 +111,9 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     """A free-space pose facing the object, on the line from its centre toward one of ``views``
     (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
     near side along that line (module docstring; ``radius_m``, its largest half extent, where
-    nothing measured the near side). The view is the one whose goal is nearest the object among
-    those at or beyond their stand-off (the goal then lies on a line of sight), then the one
-    nearest its stand-off; a nearer camera's own pose is used as it is (it was free)."""
+    nothing measured the near side). A camera nearer than its stand-off gives its own pose (the
+    robot stood there); the goal is the candidate nearest the object's centre, then the one whose
+    camera was nearest its stand-off."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
@@ -127,7 +130,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
             s = (radius_m if h is None else h) + margin
         if v.obstacles is not None:
             s = clear_standoff((ox, oy), (dx / d, dy / d), s, d, v.obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
-        key = (d < s, s, abs(d - s))
+        key = (min(s, d), abs(d - s))
         if best is None or key < best[0]:
             best = (key, dx / d, dy / d, min(s, d))
     if best is None:
