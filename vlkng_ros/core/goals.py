@@ -19,6 +19,11 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
     across a view is the extent along the perpendicular: ``along_half_extent``);
   - when neither exists, its footprint radius (``object_radius``: half the depth-measured
     footprint's diagonal, else half a wide view's width), as large as it is in any direction;
+- where depth saw what stood around (``View.obstacles``), moved back along the line toward the
+  camera until the robot's disc clears what ANY of the object's views saw (one view's image may
+  miss the desk corner another showed); where that line is blocked, the line turned about the
+  object by +-FAN_DEG gives nearer candidates, each only where that camera saw free floor
+  (``fan_standoff``): beside a chair in front of the object rather than 1.6 m back behind it;
 - toward the view whose goal is nearest the object's centre: a camera that stood nearer than its
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
@@ -58,6 +63,11 @@ FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile 
 OBSTACLE_MARGIN_M = 0.05  # the robot's disc at the goal keeps this much beyond its radius off what depth saw
 STEP_M = 0.05
 MIN_OBSTACLE_POINTS = 3
+FAN_DEG = (15.0, 30.0)  # a depth view's line of sight turned about the object's centre by +-these: more
+# candidate goals, each where that view saw free space (``fan_standoff``)
+SEEN_HALF_ANGLE_DEG = 30.0  # a fan goal lies within this of the camera's heading (inside any usual field of view)
+SEEN_CORRIDOR_M = 0.1  # ... and no reading lies within this of the segment from the camera to it (nothing hid it)
+SEEN_RANGE_M = 4.0  # ... nor farther from the camera than depth.obstacle_points reads obstacles
 FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
 # object's (the background through a table's legs, another object): that view measured nothing
 
@@ -111,12 +121,16 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     """A free-space pose facing the object, on the line from its centre toward one of ``views``
     (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
     near side along that line (module docstring; ``radius_m``, its largest half extent, where
-    nothing measured the near side). A camera nearer than its stand-off gives its own pose (the
-    robot stood there); the goal is the candidate nearest the object's centre, then the one whose
-    camera was nearest its stand-off."""
+    nothing measured the near side), moved back along it until the robot's disc clears the
+    obstacles of all the views (``clear_standoff``) and, where that moved it, the line turned where
+    that camera saw free floor (``fan_standoff``). A camera nearer than its stand-off gives its own
+    pose (the robot stood there); the goal is the candidate nearest the object's centre, then the
+    one whose camera was nearest its stand-off."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
+    seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
+    obstacles = np.concatenate(seen) if seen else None
     best = None
     for v in vs:
         dx, dy = v.pose.x - ox, v.pose.y - oy
@@ -128,11 +142,15 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
         else:
             h = along_half_extent(obj_xy, vs, math.atan2(-dy, -dx))
             s = (radius_m if h is None else h) + margin
-        if v.obstacles is not None:
-            s = clear_standoff((ox, oy), (dx / d, dy / d), s, d, v.obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
-        key = (min(s, d), abs(d - s))
-        if best is None or key < best[0]:
-            best = (key, dx / d, dy / d, min(s, d))
+        cands = [((dx / d, dy / d), min(s, d))]
+        if obstacles is not None:
+            cands[0] = (cands[0][0], clear_standoff((ox, oy), cands[0][0], s, d, obstacles, robot_radius_m + OBSTACLE_MARGIN_M))
+            if v.obstacles is not None and s < cands[0][1]:  # blocked along the line: turn it where this view saw
+                cands += fan_standoff((ox, oy), v.pose, s, cands[0][1], obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
+        for (ux, uy), t in cands:
+            key = (t, abs(d - s))
+            if best is None or key < best[0]:
+                best = (key, ux, uy, t)
     if best is None:
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
     _, ux, uy, s = best
@@ -159,6 +177,44 @@ def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float
     hits = np.sum(np.linalg.norm(pts[:, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
     clear = hits < MIN_OBSTACLE_POINTS
     return float(ts[int(np.argmax(clear))]) if clear.any() else d
+
+
+def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: float, obstacles: np.ndarray,
+                 clearance_m: float) -> list[tuple[tuple[float, float], float]]:
+    """Where the line of sight from ``camera`` is blocked before ``t_max``: the same line turned
+    about the object's centre by +-FAN_DEG, on each the nearest stand-off from ``s`` (below
+    ``t_max``) whose robot disc is clear of ``obstacles`` (as ``clear_standoff``) and that the
+    camera SAW free: within SEEN_HALF_ANGLE_DEG of its heading and SEEN_RANGE_M, no reading
+    within SEEN_CORRIDOR_M of the segment to it. (direction, stand-off) per turned line that has one."""
+    o = np.asarray(obj_xy, dtype=float)
+    c = np.array([camera.x, camera.y])
+    base = math.atan2(c[1] - o[1], c[0] - o[0])
+    ts = np.arange(s, t_max, STEP_M)
+    if ts.size == 0:
+        return []
+    near = obstacles[np.linalg.norm(obstacles - o, axis=1) < t_max + clearance_m]
+    lane = obstacles[np.linalg.norm(obstacles - c, axis=1) < SEEN_RANGE_M]
+    out = []
+    for turn in (sign * math.radians(a) for a in FAN_DEG for sign in (1.0, -1.0)):
+        u = np.array([math.cos(base + turn), math.sin(base + turn)])
+        pts = o[None, :] + ts[:, None] * u[None, :]
+        to = pts - c
+        rng = np.linalg.norm(to, axis=1)
+        heading = np.abs(np.remainder(np.arctan2(to[:, 1], to[:, 0]) - camera.yaw + math.pi, 2 * math.pi) - math.pi)
+        ok = (rng <= SEEN_RANGE_M) & (heading <= math.radians(SEEN_HALF_ANGLE_DEG))
+        if not ok.any():
+            continue
+        idx = np.flatnonzero(ok)
+        disc = np.sum(np.linalg.norm(pts[idx, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
+        idx = idx[disc < MIN_OBSTACLE_POINTS]
+        for i in idx:  # nearest first: the first the camera saw free wins
+            r = lane - c
+            along = np.clip(r @ to[i] / max(rng[i] ** 2, 1e-9), 0.0, 1.0)
+            gap = np.linalg.norm(r - along[:, None] * to[i][None, :], axis=1)
+            if np.sum(gap < SEEN_CORRIDOR_M) < MIN_OBSTACLE_POINTS:
+                out.append(((float(u[0]), float(u[1])), float(ts[i])))
+                break
+    return out
 
 
 def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float]) -> float:
