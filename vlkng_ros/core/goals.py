@@ -130,7 +130,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
     seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
-    obstacles = np.concatenate(seen) if seen else None
+    obstacles = thin_obstacles(np.concatenate(seen)) if seen else None
     best = None
     for v in vs:
         dx, dy = v.pose.x - ox, v.pose.y - oy
@@ -145,8 +145,10 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
         cands = [((dx / d, dy / d), min(s, d))]
         if obstacles is not None:
             cands[0] = (cands[0][0], clear_standoff((ox, oy), cands[0][0], s, d, obstacles, robot_radius_m + OBSTACLE_MARGIN_M))
-            if v.obstacles is not None and s < cands[0][1]:  # blocked along the line: turn it where this view saw
-                cands += fan_standoff((ox, oy), v.pose, s, cands[0][1], obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
+            if v.obstacles is not None and s < cands[0][1] and (best is None or s < best[0][0]):
+                # blocked along the line (and a turned line could beat the best so far): turn it where this view saw
+                cands += fan_standoff((ox, oy), v.pose, s, min(cands[0][1], best[0][0] if best else math.inf),
+                                      obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
         for (ux, uy), t in cands:
             key = (t, abs(d - s))
             if best is None or key < best[0]:
@@ -205,16 +207,33 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
         if not ok.any():
             continue
         idx = np.flatnonzero(ok)
-        disc = np.sum(np.linalg.norm(pts[idx, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
+        rel = near - o
+        band = near[(np.abs(rel @ np.array([-u[1], u[0]])) < clearance_m) & (rel @ u > s - clearance_m)]
+        disc = np.sum(np.linalg.norm(pts[idx, None, :] - band[None, :, :], axis=2) < clearance_m, axis=1)
         idx = idx[disc < MIN_OBSTACLE_POINTS]
-        for i in idx:  # nearest first: the first the camera saw free wins
-            r = lane - c
-            along = np.clip(r @ to[i] / max(rng[i] ** 2, 1e-9), 0.0, 1.0)
-            gap = np.linalg.norm(r - along[:, None] * to[i][None, :], axis=1)
-            if np.sum(gap < SEEN_CORRIDOR_M) < MIN_OBSTACLE_POINTS:
-                out.append(((float(u[0]), float(u[1])), float(ts[i])))
-                break
+        if idx.size == 0:
+            continue
+        lo, hi = np.minimum(c, pts[idx].min(axis=0)) - SEEN_CORRIDOR_M, np.maximum(c, pts[idx].max(axis=0)) + SEEN_CORRIDOR_M
+        r = lane[np.all((lane >= lo) & (lane <= hi), axis=1)] - c  # per candidate, each reading's distance to
+        # the segment camera -> candidate
+        along = np.clip((r @ to[idx].T) / np.maximum(rng[idx] ** 2, 1e-9)[None, :], 0.0, 1.0)  # (M, K)
+        gap = np.hypot(r[:, :1] - along * to[idx, 0][None, :], r[:, 1:] - along * to[idx, 1][None, :])
+        free = np.sum(gap < SEEN_CORRIDOR_M, axis=0) < MIN_OBSTACLE_POINTS
+        if free.any():  # nearest first: the first the camera saw free wins
+            out.append(((float(u[0]), float(u[1])), float(ts[idx[int(np.argmax(free))]])))
     return out
+
+
+def thin_obstacles(points: np.ndarray, cell_m: float = STEP_M) -> np.ndarray:
+    """At most MIN_OBSTACLE_POINTS of ``points`` (N, 2) per ``cell_m`` square: as many as ever
+    decide whether a place is blocked, from views that saw the same surface many times over."""
+    keys = np.floor(points / cell_m).astype(np.int64)
+    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    k = keys[order]
+    start = np.ones(len(k), dtype=bool)
+    start[1:] = np.any(k[1:] != k[:-1], axis=1)
+    first = np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))
+    return points[order[np.arange(len(k)) - first < MIN_OBSTACLE_POINTS]]
 
 
 def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float]) -> float:
