@@ -22,7 +22,7 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
 - where depth saw what stood around (``View.obstacles``), moved back along the line toward the
   camera until the robot's disc clears what ANY of the object's views saw (one view's image may
   miss the desk corner another showed); where that line is blocked, the line turned about the
-  object by +-FAN_DEG gives nearer candidates, each only where that camera saw free floor
+  object by +-FAN_DEG (every 15 deg up to 90) gives nearer candidates, each only where that camera saw free floor
   (``fan_standoff``): beside a chair in front of the object rather than 1.6 m back behind it;
 - toward the view whose goal is nearest the object's centre: a camera that stood nearer than its
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
@@ -63,8 +63,8 @@ FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile 
 OBSTACLE_MARGIN_M = 0.05  # the robot's disc at the goal keeps this much beyond its radius off what depth saw
 STEP_M = 0.05
 MIN_OBSTACLE_POINTS = 3
-FAN_DEG = (15.0, 30.0)  # a depth view's line of sight turned about the object's centre by +-these: more
-# candidate goals, each where that view saw free space (``fan_standoff``)
+FAN_DEG = (15.0, 30.0, 45.0, 60.0, 75.0, 90.0)  # a depth view's line of sight turned about the object's
+# centre by +-these, up to perpendicular: more candidate goals, each where that view saw free floor (``fan_standoff``)
 SEEN_HALF_ANGLE_DEG = 30.0  # a fan goal lies within this of the camera's heading (inside any usual field of view)
 SEEN_CORRIDOR_M = 0.1  # ... and no reading lies within this of the segment from the camera to it (nothing hid it)
 SEEN_RANGE_M = 4.0  # ... nor farther from the camera than depth.obstacle_points reads obstacles
