@@ -22,8 +22,9 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
 - where depth saw what stood around (``View.obstacles``), moved back along the line toward the
   camera until the robot's disc clears what ANY of the object's views saw (one view's image may
   miss the desk corner another showed); where that line is blocked, the line turned about the
-  object by +-FAN_DEG (every 15 deg up to 90) gives nearer candidates, each only where that camera saw free floor
-  (``fan_standoff``): beside a chair in front of the object rather than 1.6 m back behind it;
+  object by +-FAN_DEG (every 15 deg up to 90) gives nearer candidates, each only where that
+  camera saw free floor (``fan_standoff``): beside a chair in front of the object rather than
+  1.6 m back behind it;
 - toward the view whose goal is nearest the object's centre: a camera that stood nearer than its
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
