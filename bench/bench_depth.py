@@ -15,7 +15,9 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   merge (the near-mode estimate; and with the fix and its surface points' extent added to an
   object's sums), each timed over the tour's keyframes.
 
-    python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
+    python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied] [--misses]
+
+--misses also lists every goal miss with depth and its class (``miss_row``).
 """
 
 from __future__ import annotations
