@@ -19,7 +19,9 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   fix re-measured, cut views, nodes, other objects' sightings in its node.
 
     python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
-                                [--no-cost] [--per-object]
+                                [--no-cost] [--per-object] [--misses]
+
+--misses also lists every goal miss with depth and its class (``miss_row``).
 """
 
 from __future__ import annotations
@@ -58,10 +60,23 @@ def build(tour: Path, mem_dir: Path, depth: bool, rebuild: bool) -> float:
     return time.perf_counter() - t0
 
 
-def goals(tour: Path, mem_dir: Path, depth: bool) -> list[tuple[float, float]]:
+class _Recorder:
+    """An AskEngine whose answers are kept (the target node, its pooled position) for ``misses``."""
+
+    def __init__(self, engine):
+        self.engine, self.results = engine, []
+
+    def ask(self, req):
+        res = self.engine.ask(req)
+        self.results.append(res)
+        return res
+
+
+def goals(tour: Path, mem_dir: Path, depth: bool, misses: list[dict] | None = None) -> list[tuple[float, float]]:
     """(goal error (m; inf = no goal), goal_reach) of the tour's questions that have a goal_xy:
     tour-format's distance to the object's centre, and eval's goal_reach (within 1.5 m of its true
-    footprint, the robot's disc clear of furniture)."""
+    footprint, the robot's disc clear of furniture). With ``misses``, one row per question that
+    missed either is appended to it (``miss_row``)."""
     import json
 
     from vlkng_ros.eval.retrieval_metrics import goal_reach
@@ -71,16 +86,128 @@ def goals(tour: Path, mem_dir: Path, depth: bool) -> list[tuple[float, float]]:
 
     cfg = config(depth)
     questions = [q for q in load_questions(tour) if q.get("goal_xy")]
+    world = json.loads((tour / "world.json").read_text())
     with Memory.open(mem_dir, cfg) as mem:
         stamps = [kf.stamp_ns for kf in mem.graph.keyframes()]
-        result = evaluate(AskEngine(mem, cfg), questions, stamps, cfg.ask.mode)
-    world = json.loads((tour / "world.json").read_text())
-    out = []
-    for q, a in zip(questions, result["questions"]):
-        g = a["goal_xy"]
-        err = float("inf") if g is None else ((g[0] - q["goal_xy"][0]) ** 2 + (g[1] - q["goal_xy"][1]) ** 2) ** 0.5
-        out.append((err, goal_reach(g, q, world) or 0.0))
+        engine = _Recorder(AskEngine(mem, cfg))
+        result = evaluate(engine, questions, stamps, cfg.ask.mode)
+        out = []
+        tracks = node_tracks(mem, tour) if misses is not None else {}
+        for q, a, res in zip(questions, result["questions"], engine.results):
+            g = a["goal_xy"]
+            err = float("inf") if g is None else ((g[0] - q["goal_xy"][0]) ** 2 + (g[1] - q["goal_xy"][1]) ** 2) ** 0.5
+            reach = goal_reach(g, q, world) or 0.0
+            out.append((err, reach))
+            if misses is not None and (err > 1.5 or not reach):
+                misses.append(miss_row(mem, cfg, q, res, world, tracks) | {"seed": tour.name.split("-")[1]})
     return out
+
+
+def node_tracks(mem: Memory, tour: Path) -> dict[str, str]:
+    """Object node id -> the ground-truth track most of its observations matched."""
+    from collections import Counter, defaultdict
+
+    from vlkng_ros.core.tour import Tour
+    from vlkng_ros.eval.metrics import match_observations
+
+    t = Tour.open(tour)
+    per: dict[str, Counter] = defaultdict(Counter)
+    for node_id, track in match_observations(mem.graph.iter_objects(), {t.tour_id: t.annotations}):
+        per[node_id][track] += 1
+    return {n: c.most_common(1)[0][0] for n, c in per.items()}
+
+
+def _edge_along(obj: dict, u: tuple[float, float]) -> float:
+    """Distance (m) from a world object's centre to its (axis-aligned) footprint's edge along ``u``."""
+    hx, hy = obj["size_m"][0] / 2.0, obj["size_m"][1] / 2.0
+    return min(hx / abs(u[0]) if abs(u[0]) > 1e-9 else float("inf"), hy / abs(u[1]) if abs(u[1]) > 1e-9 else float("inf"))
+
+
+def miss_row(mem: Memory, cfg: VlkngConfig, q: dict, res, world: dict, tracks: dict[str, str]) -> dict:
+    """Why a question's goal missed tour-format's success (<= 1.5 m of the centre) or goal_reach.
+
+    centre miss, first that applies: ``no goal``; ``frame pose`` (no object position); ``wrong
+    object`` (the target node's observations match another ground-truth object, or none); for the
+    right object: ``position`` (the goal stands <= 1.5 m off the ESTIMATED centre: the estimate
+    is off), ``neighbours`` (the goal without the slide back over what depth saw would have been
+    within 1.5 m), ``stand-off, true`` (the true footprint's edge along the approach + robot
+    radius + clearance is > 1.5 m: no goal on this side can succeed), ``stand-off, measured`` (the
+    estimated stand-off exceeded what the true footprint needs). reach miss: ``far`` (> 1.5 m off
+    the footprint), ``blocked`` (the disc overlaps furniture: which), ``outside`` (no room).
+    """
+    import math
+
+    from vlkng_ros.core import goals as gl
+    from vlkng_ros.core.model import ObjectNode
+    from vlkng_ros.eval.retrieval_metrics import GOAL_SUCCESS_M, ROBOT_RADIUS_M, _to_box
+
+    objs = {o["gt_track"]: o for o in world["objects"] if "size_m" in o}
+    target = next((objs[t] for t in q.get("targets") or [] if t in objs), None)
+    row = {"q": q.get("id"), "question": q["question"], "label": target["label"] if target else "?",
+           "size": target["size_m"][:2] if target else None, "centre": "", "reach": "", "err": float("inf"),
+           "pos_err": None, "standoff": None, "node": "", "node_label": ""}
+    if res.goal is None:
+        row["centre"] = row["reach"] = "no goal"
+        return row
+    goal = (res.goal.x, res.goal.y)
+    row["err"] = math.dist(goal, q["goal_xy"])
+    node = next(iter(mem.graph.get_objects([res.target_object_id])), None) if res.target_object_id else None
+    row["node"], row["node_label"] = res.target_object_id, node.label if node else ""
+    track = tracks.get(res.target_object_id)
+    right = track in (q.get("targets") or [])
+    if target is not None:
+        d = _to_box(goal, target)
+        floor = [o for o in objs.values() if not o.get("support") and _to_box(goal, o) < ROBOT_RADIUS_M]
+        rooms = world.get("rooms") or []
+        inside = not rooms or any(r["bounds"][0] <= goal[0] <= r["bounds"][2] and r["bounds"][1] <= goal[1] <= r["bounds"][3]
+                                  for r in rooms)
+        if d > GOAL_SUCCESS_M:
+            row["reach"] = f"far ({d:.2f} m off the footprint)"
+        elif floor:
+            row["reach"] = "blocked by " + ", ".join(o["label"] + (" (target)" if o is target else "") for o in floor)
+        elif not inside:
+            row["reach"] = "outside"
+    if row["err"] <= GOAL_SUCCESS_M:
+        return row
+    if res.goal_source != "object_position" or res.target_position is None:
+        row["centre"] = "frame pose"
+    elif not right:
+        row["centre"] = f"wrong object ({objs[track]['label'] if track in objs else 'no match'})"
+    else:
+        c = res.target_position
+        row["pos_err"] = math.dist(c, q["goal_xy"])
+        row["standoff"] = math.dist(goal, c)
+        views = gl.object_views(mem, ObjectNode(node.id, node.label, observations=node.observations, position=c))
+        free = [gl.View(v.pose, v.width_m, v.front_m) for v in views]
+        radius = gl.object_radius(node.ray_stats, [v.width_m for v in views if v.width_m is not None])
+        g0 = gl.standoff_goal(c, radius, free, cfg.ask.robot_radius_m, cfg.ask.goal_clearance_m)
+        u = (goal[0] - c[0], goal[1] - c[1])
+        n = math.hypot(*u) or 1.0
+        need = _edge_along(target, (u[0] / n, u[1] / n)) + cfg.ask.robot_radius_m + cfg.ask.goal_clearance_m
+        if row["standoff"] <= GOAL_SUCCESS_M:
+            row["centre"] = "position"
+        elif math.dist((g0.x, g0.y), q["goal_xy"]) <= GOAL_SUCCESS_M:
+            row["centre"] = "neighbours"
+        elif need > GOAL_SUCCESS_M:
+            row["centre"] = f"stand-off, true ({need:.2f} m needed)"
+        else:
+            row["centre"] = f"stand-off, measured ({need:.2f} m needed)"
+    return row
+
+
+def print_misses(misses: list[dict]) -> None:
+    from collections import Counter
+
+    print("\ngoal misses with depth (seed, question id, target (true size), centre miss | goal_reach miss; "
+          "goal error, estimated-centre error, stand-off, m):")
+    for m in misses:
+        size = "x".join(f"{s:.1f}" for s in m["size"]) if m["size"] else "?"
+        extra = "" if m["pos_err"] is None else f" pos {m['pos_err']:.2f} standoff {m['standoff']:.2f}"
+        print(f"  {m['seed']} {m['q']} {m['label']} ({size}) -> {m['node_label'] or '-'}: "
+              f"{m['centre'] or 'ok'} | {m['reach'] or 'ok'}; err {m['err']:.2f}{extra}  [{m['question']}]")
+    for key in ("centre", "reach"):
+        c = Counter(m[key].split(" (")[0] for m in misses if m[key])
+        print(f"{key} misses by class: " + ", ".join(f"{k} {v}" for k, v in c.most_common()))
 
 
 def depth_share(mem_dir: Path) -> tuple[int, int]:
@@ -279,6 +406,7 @@ def main() -> int:
     ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
     ap.add_argument("--per-object", action="store_true",
                     help="also print each big object's error broken down (depth memories), worst first")
+    ap.add_argument("--misses", action="store_true", help="list each goal miss with depth and its class")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -286,6 +414,7 @@ def main() -> int:
     goal_errs = {True: [], False: []}
     placed = [0, 0]
     breakdown: list[dict] = []
+    misses: list[dict] | None = [] if args.misses else None
     for seed in args.seeds:
         tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
         if not (tour / "world.json").is_file():
@@ -296,7 +425,7 @@ def main() -> int:
             secs = build(tour, mem_dir, depth, args.rebuild)
             r = node_errors(tour, mem_dir, False)
             rows[depth] += r
-            goal_errs[depth] += goals(tour, mem_dir, depth)
+            goal_errs[depth] += goals(tour, mem_dir, depth, misses if depth else None)
             if depth and args.per_object:
                 breakdown += per_object(tour, mem_dir, seed)
             if depth:
@@ -328,6 +457,8 @@ def main() -> int:
         print(PER_OBJECT_HEADER)
         for r in sorted((r for r in breakdown if r["big"]), key=lambda r: -r["err"]):
             print(per_object_line(r))
+    if misses is not None:
+        print_misses(misses)
     if not args.no_cost:
         tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
         c = costs(tour, workdir)

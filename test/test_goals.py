@@ -37,6 +37,25 @@ def test_a_camera_closer_than_the_standoff_is_itself_the_goal():
     assert _faces(goal, mug)
 
 
+def test_a_long_object_gets_the_goal_nearest_its_centre_a_nearer_camera_at_its_side_not_its_end():
+    # a 0.8 x 1.9 m piano along y: depth saw its end face from the south (near side 0.95 m off
+    # the centre: goal 1.6 m off, outside tour-format's 1.5 m) and the robot passed its long side
+    # 0.7 m from the centre (the box cut by the image border: nothing measured there)
+    piano = (0.0, 0.0)
+    end = View(Pose.from_xy_yaw(0.0, -3.0, math.pi / 2), 0.8, front_m=3.0 - 0.95)
+    side = View(Pose.from_xy_yaw(-0.7, 0.1, 0.0))
+    goal = standoff_goal(piano, radius_m=1.03, views=[end, side], robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((-0.7, 0.1))  # where the robot stood, 0.71 m off
+    assert _faces(goal, piano)
+    # only the end seen: its stand-off, as before
+    goal = standoff_goal(piano, radius_m=1.03, views=[end], robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((0.0, -1.6))
+    # a camera beyond its stand-off on the long side beats the end: 0.4 + 0.65 off the centre
+    far_side = View(Pose.from_xy_yaw(-3.0, 0.0, 0.0), 1.9, front_m=3.0 - 0.4)
+    goal = standoff_goal(piano, radius_m=1.03, views=[end, far_side], robot_radius_m=0.3, clearance_m=0.35)
+    assert (goal.x, goal.y) == pytest.approx((-1.05, 0.0))
+
+
 def test_the_standoff_grows_with_the_footprint_and_the_robot():
     views = [Pose.from_xy_yaw(10.0, 0.0, math.pi)]
     small = standoff_goal((0, 0), footprint_radius([0.2, 0.25]), views, 0.3, 0.2)
@@ -220,15 +239,55 @@ def test_the_goal_moves_back_along_the_line_of_sight_until_the_robot_clears_what
     plain = standoff_goal(towel, 0.3, [View(view, 0.5, 2.95)], 0.3, 0.35)
     assert plain.y == pytest.approx(-0.75)  # the towel is thin: its half extent counts as MIN_FOOTPRINT_RADIUS_M
     assert not _disc_clear(plain, tub, 0.6, 0.4, 0.0)  # goal_reach would fail it
+    # along the line of sight: clear of the tub's corner by 0.35 m, not far past
+    assert 1.25 <= clear_standoff(towel, (0.0, -1.0), 0.75, 3.0, obstacles, 0.35) <= 1.4
     goal = standoff_goal(towel, 0.3, [View(view, 0.5, 2.95, obstacles)], 0.3, 0.35)
     assert _disc_clear(goal, tub, 0.6, 0.4, 0.0) and _disc_clear(goal, towel, 0.25, 0.05, 0.0)
-    assert goal.x == pytest.approx(0.0) and -1.4 <= goal.y <= -1.25  # clear of the tub's corner by 0.35 m, not far past
+    # ... or nearer, the line turned away from the tub where the camera saw free floor (fan_standoff)
+    assert math.dist((goal.x, goal.y), towel) <= 1.4 and goal.x <= 0.0
     assert _faces(goal, towel)
     lone = np.vstack([_box_points(towel, 0.25, 0.05), [[0.1, -0.75]]])
     assert clear_standoff(towel, (0.0, -1.0), 0.7, 3.0, lone, 0.35) == pytest.approx(0.7)
     # nowhere clear on the line: the camera's own pose
     wall = np.array([(x, y) for x in np.arange(-0.5, 0.51, 0.05) for y in np.arange(-3.2, -0.5, 0.1)])
     assert clear_standoff(towel, (0.0, -1.0), 0.7, 3.0, wall, 0.35) == 3.0
+
+
+def test_every_view_s_depth_keeps_the_robot_off_what_any_view_saw():
+    """A mug on a desk: the west camera's depth saw the desk; the south-east camera's (out of its
+    image) did not. Each view's goal is checked against what all of them saw: the south-east line,
+    0.75 m off the mug, would put the robot's disc on the desk's edge."""
+    mug, desk = (0.0, 0.0), (0.0, 0.0)  # the desk 1.2 x 0.6 under the mug
+    west = View(_facing((-3.0, 0.0), mug), 0.1, None, _box_points(desk, 0.6, 0.3))
+    south_east = View(_facing((1.0, -1.3), mug), 0.1, None, np.array([[3.0, -3.0], [3.0, -3.05], [3.05, -3.0]]))
+    goal = standoff_goal(mug, 0.1, [west, south_east], 0.3, 0.35)
+    assert _disc_clear(goal, desk, 0.6, 0.3, 0.0)
+    assert math.dist((goal.x, goal.y), mug) <= 0.95  # not slid back past the desk's far end (west: 0.95)
+    assert _faces(goal, mug)
+
+
+def test_a_line_of_sight_blocked_near_the_object_turns_where_the_camera_saw_free_floor():
+    """A chair 1 m in front of a plant, on the only camera's line of sight: sliding back past the
+    chair puts the goal 1.6 m off (beyond tour-format's 1.5 m); the line turned about the plant
+    finds the floor beside the chair that the camera saw, nearer. Where a low thing hides that
+    side from the camera, the other side."""
+    plant, chair = (0.0, 0.0), (0.0, -1.0)  # the chair 0.5 x 0.5
+    cam = _facing((0.0, -3.0), plant)
+    seen = _box_points(chair, 0.25, 0.25)
+    assert clear_standoff(plant, (0.0, -1.0), 0.75, 3.0, seen, 0.35) >= 1.6  # along the line
+    goal = standoff_goal(plant, 0.1, [View(cam, 0.3, 2.9, seen)], 0.3, 0.35)
+    assert _disc_clear(goal, chair, 0.25, 0.25, 0.0)
+    assert math.dist((goal.x, goal.y), plant) <= 1.35
+    assert _faces(goal, plant)
+    # a low box east of the camera's line hides the floor east of the chair: the goal goes west
+    box = _box_points((0.55, -1.95), 0.25, 0.1)
+    goal = standoff_goal(plant, 0.1, [View(cam, 0.3, 2.9, np.vstack([seen, box]))], 0.3, 0.35)
+    assert goal.x < 0.0 and _disc_clear(goal, chair, 0.25, 0.25, 0.0)
+    assert math.dist((goal.x, goal.y), plant) <= 1.35
+    # nothing seen beside it (walls both sides of the chair): back along the line, as before
+    walls = np.vstack([seen, _box_points((-0.9, -1.0), 0.3, 0.9), _box_points((0.9, -1.0), 0.3, 0.9)])
+    goal = standoff_goal(plant, 0.1, [View(cam, 0.3, 2.9, walls)], 0.3, 0.35)
+    assert goal.x == pytest.approx(0.0) and goal.y <= -1.6
 
 
 def test_without_a_depth_footprint_the_radius_is_what_it_was():

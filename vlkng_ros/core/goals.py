@@ -19,7 +19,16 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
     across a view is the extent along the perpendicular: ``along_half_extent``);
   - when neither exists, its footprint radius (``object_radius``: half the depth-measured
     footprint's diagonal, else half a wide view's width), as large as it is in any direction;
-- toward the view whose goal is nearest the object (a line of sight that reaches it preferred);
+- where depth saw what stood around (``View.obstacles``), moved back along the line toward the
+  camera until the robot's disc clears what ANY of the object's views saw (one view's image may
+  miss the desk corner another showed); where that line is blocked, the line turned about the
+  object by +-FAN_DEG (every 15 deg up to 90) gives nearer candidates, each only where that
+  camera saw free floor (``fan_standoff``): beside a chair in front of the object rather than
+  1.6 m back behind it;
+- toward the view whose goal is nearest the object's centre: a camera that stood nearer than its
+  stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
+  the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
+  1.6 m; the robot's pose beside it was 0.7 m off);
 - **facing** the object.
 
 Without a view pose the goal is the object's centre (the planner's tolerance must do the rest);
@@ -55,6 +64,11 @@ FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile 
 OBSTACLE_MARGIN_M = 0.05  # the robot's disc at the goal keeps this much beyond its radius off what depth saw
 STEP_M = 0.05
 MIN_OBSTACLE_POINTS = 3
+FAN_DEG = (15.0, 30.0, 45.0, 60.0, 75.0, 90.0)  # a depth view's line of sight turned about the object's
+# centre by +-these, up to perpendicular: more candidate goals, each where that view saw free floor (``fan_standoff``)
+SEEN_HALF_ANGLE_DEG = 30.0  # a fan goal lies within this of the camera's heading (inside any usual field of view)
+SEEN_CORRIDOR_M = 0.1  # ... and no reading lies within this of the segment from the camera to it (nothing hid it)
+SEEN_RANGE_M = 4.0  # ... nor farther from the camera than depth.obstacle_points reads obstacles
 FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
 # object's (the background through a table's legs, another object): that view measured nothing
 
@@ -108,12 +122,16 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     """A free-space pose facing the object, on the line from its centre toward one of ``views``
     (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
     near side along that line (module docstring; ``radius_m``, its largest half extent, where
-    nothing measured the near side). The view is the one whose goal is nearest the object among
-    those at or beyond their stand-off (the goal then lies on a line of sight), then the one
-    nearest its stand-off; a nearer camera's own pose is used as it is (it was free)."""
+    nothing measured the near side), moved back along it until the robot's disc clears the
+    obstacles of all the views (``clear_standoff``) and, where that moved it, the line turned where
+    that camera saw free floor (``fan_standoff``). A camera nearer than its stand-off gives its own
+    pose (the robot stood there); the goal is the candidate nearest the object's centre, then the
+    one whose camera was nearest its stand-off."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
+    seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
+    obstacles = thin_obstacles(np.concatenate(seen)) if seen else None
     best = None
     for v in vs:
         dx, dy = v.pose.x - ox, v.pose.y - oy
@@ -125,11 +143,17 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
         else:
             h = along_half_extent(obj_xy, vs, math.atan2(-dy, -dx))
             s = (radius_m if h is None else h) + margin
-        if v.obstacles is not None:
-            s = clear_standoff((ox, oy), (dx / d, dy / d), s, d, v.obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
-        key = (d < s, s, abs(d - s))
-        if best is None or key < best[0]:
-            best = (key, dx / d, dy / d, min(s, d))
+        cands = [((dx / d, dy / d), min(s, d))]
+        if obstacles is not None:
+            cands[0] = (cands[0][0], clear_standoff((ox, oy), cands[0][0], s, d, obstacles, robot_radius_m + OBSTACLE_MARGIN_M))
+            if v.obstacles is not None and s < cands[0][1] and (best is None or s < best[0][0]):
+                # blocked along the line (and a turned line could beat the best so far): turn it where this view saw
+                cands += fan_standoff((ox, oy), v.pose, s, min(cands[0][1], best[0][0] if best else math.inf),
+                                      obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
+        for (ux, uy), t in cands:
+            key = (t, abs(d - s))
+            if best is None or key < best[0]:
+                best = (key, ux, uy, t)
     if best is None:
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
     _, ux, uy, s = best
@@ -156,6 +180,61 @@ def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float
     hits = np.sum(np.linalg.norm(pts[:, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
     clear = hits < MIN_OBSTACLE_POINTS
     return float(ts[int(np.argmax(clear))]) if clear.any() else d
+
+
+def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: float, obstacles: np.ndarray,
+                 clearance_m: float) -> list[tuple[tuple[float, float], float]]:
+    """Where the line of sight from ``camera`` is blocked before ``t_max``: the same line turned
+    about the object's centre by +-FAN_DEG, on each the nearest stand-off from ``s`` (below
+    ``t_max``) whose robot disc is clear of ``obstacles`` (as ``clear_standoff``) and that the
+    camera SAW free: within SEEN_HALF_ANGLE_DEG of its heading and SEEN_RANGE_M, no reading
+    within SEEN_CORRIDOR_M of the segment to it. (direction, stand-off) per turned line that has one."""
+    o = np.asarray(obj_xy, dtype=float)
+    c = np.array([camera.x, camera.y])
+    base = math.atan2(c[1] - o[1], c[0] - o[0])
+    ts = np.arange(s, t_max, STEP_M)
+    if ts.size == 0:
+        return []
+    near = obstacles[np.linalg.norm(obstacles - o, axis=1) < t_max + clearance_m]
+    lane = obstacles[np.linalg.norm(obstacles - c, axis=1) < SEEN_RANGE_M]
+    out = []
+    for turn in (sign * math.radians(a) for a in FAN_DEG for sign in (1.0, -1.0)):
+        u = np.array([math.cos(base + turn), math.sin(base + turn)])
+        pts = o[None, :] + ts[:, None] * u[None, :]
+        to = pts - c
+        rng = np.linalg.norm(to, axis=1)
+        heading = np.abs(np.remainder(np.arctan2(to[:, 1], to[:, 0]) - camera.yaw + math.pi, 2 * math.pi) - math.pi)
+        ok = (rng <= SEEN_RANGE_M) & (heading <= math.radians(SEEN_HALF_ANGLE_DEG))
+        if not ok.any():
+            continue
+        idx = np.flatnonzero(ok)
+        rel = near - o
+        band = near[(np.abs(rel @ np.array([-u[1], u[0]])) < clearance_m) & (rel @ u > s - clearance_m)]
+        disc = np.sum(np.linalg.norm(pts[idx, None, :] - band[None, :, :], axis=2) < clearance_m, axis=1)
+        idx = idx[disc < MIN_OBSTACLE_POINTS]
+        if idx.size == 0:
+            continue
+        lo, hi = np.minimum(c, pts[idx].min(axis=0)) - SEEN_CORRIDOR_M, np.maximum(c, pts[idx].max(axis=0)) + SEEN_CORRIDOR_M
+        r = lane[np.all((lane >= lo) & (lane <= hi), axis=1)] - c  # per candidate, each reading's distance to
+        # the segment camera -> candidate
+        along = np.clip((r @ to[idx].T) / np.maximum(rng[idx] ** 2, 1e-9)[None, :], 0.0, 1.0)  # (M, K)
+        gap = np.hypot(r[:, :1] - along * to[idx, 0][None, :], r[:, 1:] - along * to[idx, 1][None, :])
+        free = np.sum(gap < SEEN_CORRIDOR_M, axis=0) < MIN_OBSTACLE_POINTS
+        if free.any():  # nearest first: the first the camera saw free wins
+            out.append(((float(u[0]), float(u[1])), float(ts[idx[int(np.argmax(free))]])))
+    return out
+
+
+def thin_obstacles(points: np.ndarray, cell_m: float = STEP_M) -> np.ndarray:
+    """At most MIN_OBSTACLE_POINTS of ``points`` (N, 2) per ``cell_m`` square: as many as ever
+    decide whether a place is blocked, from views that saw the same surface many times over."""
+    keys = np.floor(points / cell_m).astype(np.int64)
+    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    k = keys[order]
+    start = np.ones(len(k), dtype=bool)
+    start[1:] = np.any(k[1:] != k[:-1], axis=1)
+    first = np.maximum.accumulate(np.where(start, np.arange(len(k)), 0))
+    return points[order[np.arange(len(k)) - first < MIN_OBSTACLE_POINTS]]
 
 
 def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float]) -> float:
