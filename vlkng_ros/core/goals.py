@@ -29,6 +29,11 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
   1.6 m; the robot's pose beside it was 0.7 m off);
+- clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
+  to see and reach the object (``ask.goal_max_from_object_m`` from its centre); where every clear
+  candidate lies beyond that, the line's blocked stand-off within it is sent (the planner stops
+  short, still near the object) rather than a clear spot too far to see it from (a kettle in a
+  0.5 m gap: 0.75 m, not 1.85 m back); beyond reach, clear before blocked;
 - **facing** the object.
 
 Without a view pose the goal is the object's centre (the planner's tolerance must do the rest);
