@@ -20,6 +20,7 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
 
     python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
                                 [--no-cost] [--per-object] [--misses]
+                                [--goal-max-from-object M]
 
 --misses also lists every goal miss with depth and its class (``miss_row``).
 """
@@ -42,9 +43,14 @@ from vlkng_ros.core.config import VlkngConfig  # noqa: E402
 from vlkng_ros.core.memory import Memory  # noqa: E402
 
 
+GOAL_MAX_FROM_OBJECT_M: float | None = None  # --goal-max-from-object: ask.goal_max_from_object_m (None: the config's)
+
+
 def config(depth: bool) -> VlkngConfig:
     cfg = VlkngConfig()
     cfg.depth.enabled = depth
+    if GOAL_MAX_FROM_OBJECT_M is not None:
+        cfg.ask.goal_max_from_object_m = GOAL_MAX_FROM_OBJECT_M
     return cfg
 
 
@@ -407,7 +413,11 @@ def main() -> int:
     ap.add_argument("--per-object", action="store_true",
                     help="also print each big object's error broken down (depth memories), worst first")
     ap.add_argument("--misses", action="store_true", help="list each goal miss with depth and its class")
+    ap.add_argument("--goal-max-from-object", type=float, default=None,
+                    help="ask.goal_max_from_object_m (default: the config's; inf: the nearest clear goal however far)")
     args = ap.parse_args()
+    global GOAL_MAX_FROM_OBJECT_M
+    GOAL_MAX_FROM_OBJECT_M = args.goal_max_from_object
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     rows = {True: [], False: []}

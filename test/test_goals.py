@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from vlkng_ros.core import depth as dp
+from vlkng_ros.core.config import AskConfig
 from vlkng_ros.core.geometry import RayAccumulator
 from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, View, along_half_extent, clear_standoff, footprint_radius,
                                   near_surface, object_radius, standoff_goal)
@@ -288,6 +289,43 @@ def test_a_line_of_sight_blocked_near_the_object_turns_where_the_camera_saw_free
     walls = np.vstack([seen, _box_points((-0.9, -1.0), 0.3, 0.9), _box_points((0.9, -1.0), 0.3, 0.9)])
     goal = standoff_goal(plant, 0.1, [View(cam, 0.3, 2.9, walls)], 0.3, 0.35)
     assert goal.x == pytest.approx(0.0) and goal.y <= -1.6
+
+
+def test_a_clear_goal_out_of_reach_loses_to_the_near_stand_off():
+    """A kettle on a counter in a 0.5 m gap between the counter and a table (the robot is 0.6 m
+    wide): depth shows no place for the robot's disc until 1.6 m back and walls hide both sides.
+    A goal there is clear but too far to see and reach the kettle (ask.goal_max_from_object_m,
+    tour-format's 1.5 m): the line's stand-off is sent instead (the planner stops where it can).
+    Without a limit (inf), the clear goal, as before."""
+    reach = AskConfig().goal_max_from_object_m
+    assert reach == 1.5
+    kettle = (0.0, 0.0)
+    cam = _facing((0.0, -3.0), kettle)
+    gap = np.vstack([_box_points((-0.55, -0.7), 0.3, 0.7), _box_points((0.55, -0.7), 0.3, 0.7),  # counter, table
+                     _box_points((-1.2, -2.0), 0.3, 1.0), _box_points((1.2, -2.0), 0.3, 1.0)])  # walls beside
+    view = View(cam, 0.2, 2.9, gap)
+    far = standoff_goal(kettle, 0.1, [view], 0.3, 0.35)  # the nearest clear goal, however far
+    assert math.dist((far.x, far.y), kettle) > reach
+    goal = standoff_goal(kettle, 0.1, [view], 0.3, 0.35, max_from_object_m=reach)
+    assert math.dist((goal.x, goal.y), kettle) == pytest.approx(0.75)  # its front (0.1) + 0.3 + 0.35
+    assert goal.x == pytest.approx(0.0) and _faces(goal, kettle)
+
+
+def test_a_clear_goal_within_reach_beats_a_nearer_blocked_one_and_a_far_clear_one_a_far_blocked_one():
+    """The chair in front of the plant: the turned line's clear goal (<= 1.35 m) wins over the
+    blocked 0.75 m stand-off. A sofa whose front is 1.0 m from its centre (stand-off 1.65 m, out
+    of reach anyway) with a table in front: the clear goal behind the table, not one on it."""
+    plant, chair = (0.0, 0.0), (0.0, -1.0)
+    cam = _facing((0.0, -3.0), plant)
+    goal = standoff_goal(plant, 0.1, [View(cam, 0.3, 2.9, _box_points(chair, 0.25, 0.25))], 0.3, 0.35,
+                         max_from_object_m=1.5)
+    assert _disc_clear(goal, chair, 0.25, 0.25, 0.0) and math.dist((goal.x, goal.y), plant) <= 1.35
+    sofa, table = (0.0, 0.0), (0.0, -1.9)  # the table 0.6 x 0.4, walls beside it
+    cam = _facing((0.0, -4.0), sofa)
+    seen = np.vstack([_box_points(table, 0.3, 0.2), _box_points((-1.1, -1.9), 0.3, 0.8),
+                      _box_points((1.1, -1.9), 0.3, 0.8)])
+    goal = standoff_goal(sofa, 1.0, [View(cam, 2.0, 3.0, seen)], 0.3, 0.35, max_from_object_m=1.5)
+    assert _disc_clear(goal, table, 0.3, 0.2, 0.0) and goal.y < -2.1
 
 
 def test_without_a_depth_footprint_the_radius_is_what_it_was():

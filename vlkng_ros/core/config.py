@@ -175,6 +175,11 @@ class AskConfig:
     goal_clearance_m: float = _f(0.35, "Goal pose: free space (m) between the robot's edge and the object's near side "
                                       "along the line of sight (measured by depth where there is depth, else its "
                                       "estimated extent), on the side it was seen from, facing it (core/goals.py).")
+    goal_max_from_object_m: float = _f(1.5, "Goal pose: farthest (m) from the object's estimated centre a goal may be "
+                                           "and still count as at the object (near enough to see and reach it: "
+                                           "tour-format's goal success radius). Where depth shows every place the "
+                                           "robot's disc clears lies farther, the nearest stand-off (its disc touching "
+                                           "what stood around; the planner stops short) is sent instead (core/goals.py).")
 
 
 @dataclass

@@ -29,6 +29,11 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
   1.6 m; the robot's pose beside it was 0.7 m off);
+- clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
+  to see and reach the object (``ask.goal_max_from_object_m`` from its centre); where every clear
+  candidate lies beyond that, the line's blocked stand-off within it is sent (the planner stops
+  short, still near the object) rather than a clear spot too far to see it from (a kettle in a
+  0.5 m gap: 0.75 m, not 1.85 m back); beyond reach, clear before blocked;
 - **facing** the object.
 
 Without a view pose the goal is the object's centre (the planner's tolerance must do the rest);
@@ -118,21 +123,25 @@ def along_half_extent(obj_xy: tuple[float, float], views: list[View], approach_r
 
 
 def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose] | list[View],
-                  robot_radius_m: float, clearance_m: float, frame_id: str = "map") -> Pose:
+                  robot_radius_m: float, clearance_m: float, frame_id: str = "map",
+                  max_from_object_m: float = math.inf) -> Pose:
     """A free-space pose facing the object, on the line from its centre toward one of ``views``
     (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
     near side along that line (module docstring; ``radius_m``, its largest half extent, where
     nothing measured the near side), moved back along it until the robot's disc clears the
     obstacles of all the views (``clear_standoff``) and, where that moved it, the line turned where
     that camera saw free floor (``fan_standoff``). A camera nearer than its stand-off gives its own
-    pose (the robot stood there); the goal is the candidate nearest the object's centre, then the
-    one whose camera was nearest its stand-off."""
+    pose (the robot stood there). The goal is the candidate nearest the object's centre (then the
+    one whose camera was nearest its stand-off) among, in this order (``goal_rank``): clear ones
+    within ``max_from_object_m`` of the centre, the lines' blocked stand-offs within it (near
+    enough to see and reach the object; the planner stops short), clear ones beyond it, the rest."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
     seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
     obstacles = thin_obstacles(np.concatenate(seen)) if seen else None
     best = None
+    nearest_clear = math.inf
     for v in vs:
         dx, dy = v.pose.x - ox, v.pose.y - oy
         d = math.hypot(dx, dy)
@@ -143,21 +152,35 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
         else:
             h = along_half_extent(obj_xy, vs, math.atan2(-dy, -dx))
             s = (radius_m if h is None else h) + margin
-        cands = [((dx / d, dy / d), min(s, d))]
+        u = (dx / d, dy / d)
+        cands = [(u, min(s, d), True)]  # (direction, stand-off, clear)
         if obstacles is not None:
-            cands[0] = (cands[0][0], clear_standoff((ox, oy), cands[0][0], s, d, obstacles, robot_radius_m + OBSTACLE_MARGIN_M))
-            if v.obstacles is not None and s < cands[0][1] and (best is None or s < best[0][0]):
-                # blocked along the line (and a turned line could beat the best so far): turn it where this view saw
-                cands += fan_standoff((ox, oy), v.pose, s, min(cands[0][1], best[0][0] if best else math.inf),
-                                      obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
-        for (ux, uy), t in cands:
-            key = (t, abs(d - s))
+            t = clear_standoff((ox, oy), u, s, d, obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
+            cands = [(u, t, True)] + ([(u, s, False)] if t > s else [])
+            if v.obstacles is not None and s < t and s < nearest_clear:
+                # blocked along the line (and a turned line could beat the nearest clear goal so far): turn it where
+                # this view saw
+                cands += [(w, ft, True) for w, ft in fan_standoff(
+                    (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, robot_radius_m + OBSTACLE_MARGIN_M)]
+        for (ux, uy), t, clear in cands:
+            if clear:
+                nearest_clear = min(nearest_clear, t)
+            key = (goal_rank(t, clear, max_from_object_m), t, abs(d - s))
             if best is None or key < best[0]:
                 best = (key, ux, uy, t)
     if best is None:
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
     _, ux, uy, s = best
     return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
+
+
+def goal_rank(standoff_m: float, clear: bool, max_from_object_m: float) -> int:
+    """A candidate goal's rank (lower wins): 0 the robot's disc is clear there and it is within
+    ``max_from_object_m`` of the object's centre, 1 blocked but within it, 2 clear beyond it,
+    3 neither. A goal has to be both a place to stand and near enough to see and reach the
+    object; between the two, near wins (docs/DEPTH.md: measured)."""
+    near = standoff_m <= max_from_object_m
+    return {(True, True): 0, (False, True): 1, (True, False): 2, (False, False): 3}[(clear, near)]
 
 
 def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float, d: float,
@@ -296,7 +319,7 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
 
 def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], target_id: str,
               robot_radius_m: float = 0.3, clearance_m: float = 0.35,
-              camera_height: Callable[[], float | None] = lambda: None
+              camera_height: Callable[[], float | None] = lambda: None, max_from_object_m: float = math.inf
               ) -> tuple[Pose | None, str, tuple[float, float] | None]:
     """(goal pose, source, the target's pooled position) for the answer's target: ``object_position`` (the stand-off pose of the
     module docstring; the centre itself when no view pose is known), ``frame_pose`` (no object
@@ -321,5 +344,5 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     if not views:
         return Pose.from_xy_yaw(pooled[0], pooled[1], 0.0), "object_position", pooled
     radius = object_radius(node.ray_stats, [v.width_m for v in views if v.width_m is not None])
-    goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m)
+    goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m, max_from_object_m=max_from_object_m)
     return goal, "object_position", pooled

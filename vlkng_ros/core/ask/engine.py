@@ -183,7 +183,7 @@ class AskEngine:
                          else goal_target(sub, target_id))
         goal, goal_source, target_xy = goal_pose(
             self.memory, sub, frames, target_id, self.cfg.ask.robot_radius_m, self.cfg.ask.goal_clearance_m,
-            self.camera_height) if found else (None, "", None)
+            self.camera_height, self.cfg.ask.goal_max_from_object_m) if found else (None, "", None)
         timings["answer"] = time.perf_counter() - t0
         objs, rels = evidence(sub, lead=target_id if found else "")
         if not found:
