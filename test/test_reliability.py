@@ -542,3 +542,20 @@ def test_a_compound_the_lexicon_lacks_is_matched_through_its_head(compound_memor
 ])
 def test_a_compound_whose_head_matches_nothing_stays_not_seen(compound_memory, question):
     _assert_not_seen(compound_memory, question)
+
+
+@pytest.mark.parametrize("question", [
+    "where is the coffee machine?",  # shares "coffee" with the coffee table seen; a machine is no table
+    "take me to the desk drawer",  # a drawer is part of a desk, not the desk: the robot would drive there
+    "where is the coffee mug?",
+])
+def test_a_compound_sharing_only_a_modifier_is_not_found(compound_memory, question):
+    _assert_not_seen(compound_memory, question)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("where is the computer desk?", "o-desk"),  # same head: a kind of desk
+    ("take me to the coffee table", "o-table"),
+])
+def test_a_compound_with_the_labels_head_stays_found(compound_memory, question, expected):
+    _assert_found(compound_memory, question, expected)

@@ -26,7 +26,9 @@ than by a constant fit to one world:
   wider margin (``gloss_match``: "lamp" and "light" are both defined as a source of illumination),
   the phrase in its commonest sense that is a thing ("light": the device, not the radiation), and
   a compound the lexicon lacks through its head's definition ("desk lamp": a lamp) against labels
-  without a modifier of their own;
+  without a modifier of their own. A compound that shares only a word with a label but ends in
+  another head noun ("coffee machine" and a "coffee table", "desk drawer" and a "desk") is
+  matched by the two heads alone ("machine" against "table"), never through the shared word;
 * a named thing's candidates are checked even below the retrieval's relevance floor (their own
   evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
@@ -162,7 +164,14 @@ class FoundRule:
         if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
         labels = list(dict.fromkeys(labels))
-        return max(max(self._stands_out(phrase, lab) for lab in labels), self.gloss_match(phrase, labels))
+        other_kind = [lab for lab in labels if _other_head(wanted, words(lab))]
+        same = [lab for lab in labels if lab not in other_kind]
+        # a compound sharing only a modifier with the label ("coffee machine": a coffee table,
+        # "desk drawer": a desk) is matched by its head against the label's head, never by the
+        # whole phrase: the shared word alone makes them 0.26-0.31 over background
+        heads = [self.match(wanted[-1], [words(lab)[-1]]) for lab in other_kind]
+        whole = [self._stands_out(phrase, lab) for lab in same]
+        return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
 
     def _stands_out(self, a: str, b: str) -> float:
         """How far ``a`` and ``b``'s similarity beats the higher of their background levels."""
@@ -243,6 +252,13 @@ class FoundRule:
         return sorted((o for o in scores if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
+
+
+def _other_head(phrase: list[str], label: list[str]) -> bool:
+    """A compound phrase and a label that share a word but end in different head nouns: they
+    name two kinds of things ("coffee machine" and "coffee table", "desk drawer" and "desk")
+    unless the lexicon relates them (``FoundRule.names``, checked first)."""
+    return len(phrase) > 1 and bool(label) and phrase[-1] != label[-1] and bool(set(phrase) & set(label))
 
 
 def _labels(node) -> list[str]:
