@@ -559,3 +559,23 @@ def test_a_compound_sharing_only_a_modifier_is_not_found(compound_memory, questi
 ])
 def test_a_compound_with_the_labels_head_stays_found(compound_memory, question, expected):
     _assert_found(compound_memory, question, expected)
+
+
+# a cushion on an armchair, a fridge: noun phrases whose first word is also a verb, relative clauses
+parse_memory = _memory_fixture("found4p", _things(
+    ("o-cushion", "cushion", "a pink square cushion", ["lean on"], (1.0, 1.0), [1, 2]),
+    ("o-armchair", "armchair", "a gray fabric armchair", ["sit on"], (1.2, 1.5), [2, 3]),
+    ("o-fridge", "fridge", "a tall white fridge", ["keep food cold", "store drinks"], (5.0, 1.0), [4, 5]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    # "scatter" is a verb too; after "the" and a colour it is a noun phrase: a cushion, not an
+    # activity the armchair serves
+    ("Where can I find the pink scatter cushion?", "o-cushion"),
+    ("Which room was I in when I first noticed the pink scatter cushion?", "o-cushion"),
+    # "that" after "something" starts a relative clause: an activity, not a thing named "keeps food cold"
+    ("Where did I see something that keeps food cold?", "o-fridge"),
+])
+def test_noun_phrases_and_relative_clauses_are_parsed_as_such(parse_memory, question, expected):
+    _assert_found(parse_memory, question, expected)

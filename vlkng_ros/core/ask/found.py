@@ -32,8 +32,9 @@ than by a constant fit to one world:
 * a named thing's candidates are checked even below the retrieval's relevance floor (their own
   evidence decides); a question that names no thing ("where can I boil water?") keeps the floor,
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
-  unless its affordances hold the verb. A determiner before the phrase ("the low table") makes it
-  a thing, whatever its first word could also be.
+  unless its affordances hold the verb. A determiner before the phrase ("the low table", with
+  colour/size words between: "the pink scatter cushion") makes it a thing, whatever its first
+  word could also be; "that" after a noun is no determiner ("something that gives light").
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -72,7 +73,8 @@ BACKGROUND_QUANTILE = 0.9
 GLOSS_OFFSET = 0.28  # what a match through definitions must beat beyond ask.found_margin: "pear" and
 # "apple" (two fruits) have definitions 0.49 above background, "lamp" and "light" (source) 0.53
 GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": radiation, a light source)
-DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "that", "some", "any")
+DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
+# not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 
 
 class FoundRule:
@@ -115,9 +117,12 @@ class FoundRule:
         """The question names a thing to find (not an activity, not "what is on the counter")."""
         if not pq.target:
             return False
-        if re.search(rf"\b(?:{'|'.join(DETERMINERS)})\s+{re.escape(pq.target.lower())}\b", (pq.text or "").lower()):
-            return True  # "the low table", "my potted plant": a noun phrase, whatever its first
-            # word could also be ("low", "pot" are verbs too)
+        modifiers = "".join(rf"(?:{re.escape(a.lower())}\s+)?" for a in pq.attributes)
+        if re.search(rf"\b(?:{'|'.join(DETERMINERS)})\s+{modifiers}{re.escape(pq.target.lower())}\b",
+                     (pq.text or "").lower()):
+            return True  # "the low table", "my potted plant", "the pink scatter cushion" (its colour,
+            # material, size words between): a noun phrase, whatever its first word could also
+            # be ("low", "pot", "scatter" are verbs too)
         known = self.lexicon.names_a_thing(pq.target)
         if known is None:  # a phrase the lexicon does not know: an activity when it starts with a verb
             first = words(pq.target)[:1]
