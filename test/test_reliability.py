@@ -579,3 +579,18 @@ parse_memory = _memory_fixture("found4p", _things(
 ])
 def test_noun_phrases_and_relative_clauses_are_parsed_as_such(parse_memory, question, expected):
     _assert_found(parse_memory, question, expected)
+
+
+# one word or two: the same name
+spelling_memory = _memory_fixture("found4s", _things(
+    ("o-nightstand", "nightstand", "a small wood nightstand", ["put things on"], (1.0, 1.0), [1, 2]),
+    ("o-bag", "school bag", "a blue school bag", ["carry books"], (3.0, 1.0), [3, 4]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("where is the night stand?", "o-nightstand"),  # embedding alone: 0.17 over background
+    ("where is my schoolbag?", "o-bag"),
+])
+def test_a_name_written_apart_or_together_is_found(spelling_memory, question, expected):
+    _assert_found(spelling_memory, question, expected)

@@ -138,8 +138,8 @@ class FoundRule:
         lw, pw = words(label), words(phrase)
         if not lw or not pw:
             return False
-        if lw[-len(pw):] == pw:
-            return True
+        if lw[-len(pw):] == pw or "".join(lw) == "".join(pw):
+            return True  # or the same words written apart or together ("night stand": a nightstand)
         if any(is_kind_of(self.lexicon, name, phrase) for name in dict.fromkeys((label, lw[-1]))):
             return True
         base = self.lexicon.base_form(phrase)  # "WC" is WordNet's "w.c.", "fruits" its "fruit"
