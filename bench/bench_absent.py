@@ -41,7 +41,7 @@ def scores_for(tour: Path, mem: Path) -> list[tuple[bool, float, str, str]]:
             pq, _ = decompose(q.question, None, LLMUsage())
             sub, _ = engine._retrieve(pq, cfg.ask.mode)
             score = rule.score(sub, pq)  # found at margin m  <=>  score >= m
-            status, note = "", ""
+            status, note = "shared" if q.shares_word else "", ""
             if q.present:
                 h = held.get(q.label, {"held": set(), "merged": set()})
                 status = "held" if h["held"] else "merged" if h["merged"] else "not built"
@@ -89,30 +89,38 @@ def main() -> int:
     if args.build_only:
         return 0
     present = np.array([s for p, s, _, _ in rows if p])
-    absent = np.array([s for p, s, _, _ in rows if not p])
+    absent = np.array([s for p, s, _, h in rows if not p and h != "shared"])
+    shared = np.array([s for p, s, _, h in rows if not p and h == "shared"])
     held = np.array([s for p, s, _, h in rows if p and h == "held"])
     current = VlkngConfig().ask.found_margin
     curve = []
     for m in [round(x, 2) for x in np.arange(0.0, 0.42, 0.02)]:
         curve.append({"margin": m, "found_present": float(np.mean(present >= m)),
                       "found_held": float(np.mean(held >= m)) if len(held) else None,
-                      "false_found_absent": float(np.mean(absent >= m))})
+                      "false_found_absent": float(np.mean(absent >= m)),
+                      "false_found_shared": float(np.mean(shared >= m)) if len(shared) else None,
+                      "false_found_all": float(np.mean(np.concatenate([absent, shared]) >= m))})
     if args.json:
         json.dump({"seeds": args.seeds, "present": len(present), "held": len(held), "absent": len(absent),
-                   "margin": current, "curve": curve}, sys.stdout, indent=1)
+                   "shared": len(shared), "margin": current, "curve": curve}, sys.stdout, indent=1)
         return 0
     kinds = {k: sum(1 for p, _, _, h in rows if p and h == k) for k in ("held", "merged", "not built")}
     print(f"seeds {args.seeds}: {len(present)} present-object questions ({kinds['held']} whose class the memory "
           f"holds, {kinds['merged']} only merged into other objects, {kinds['not built']} never built), "
-          f"{len(absent)} absent-object questions")
+          f"{len(absent)} absent-object questions, {len(shared)} absent compounds sharing a word with a thing seen")
     print("found(held) = the rule's own recall: present questions whose class the memory holds")
-    print("margin  found(present)  found(held)  false-found(absent)")
+    print("false-found(shared) = absent compounds sharing a word with a thing seen (\"coffee machine\": a coffee "
+          "table seen); (all) = both absent sets")
+    print("margin  found(present)  found(held)  false-found(absent)  false-found(shared)  false-found(all)")
     for c in curve:
         mark = "  <- ask.found_margin" if abs(c["margin"] - current) < 1e-9 else ""
         fh = f"{c['found_held']:11.3f}" if c["found_held"] is not None else f"{'-':>11}"
-        print(f"{c['margin']:6.2f}  {c['found_present']:14.3f}  {fh}  {c['false_found_absent']:19.3f}{mark}")
-    false = sorted(((s, q) for p, s, q, _ in rows if not p and s >= current), reverse=True)
-    print(f"absent questions found at {current}:", [(round(s, 3), q) for s, q in false])
+        fs = f"{c['false_found_shared']:19.3f}" if c["false_found_shared"] is not None else f"{'-':>19}"
+        print(f"{c['margin']:6.2f}  {c['found_present']:14.3f}  {fh}  {c['false_found_absent']:19.3f}  {fs}  "
+              f"{c['false_found_all']:16.3f}{mark}")
+    for kind, name in (("", "absent"), ("shared", "shared-word absent")):
+        false = sorted(((s, q) for p, s, q, h in rows if not p and h == kind and s >= current), reverse=True)
+        print(f"{name} questions found at {current}:", [(round(s, 3), q) for s, q in false])
     for kind in ("held", "merged", "not built"):
         missed = sorted((s, q) for p, s, q, h in rows if p and h == kind and s < current)
         print(f"present questions not found at {current}, {kind} ({len(missed)}):", [(round(s, 3), q) for s, q in missed])

@@ -542,3 +542,47 @@ def test_a_compound_the_lexicon_lacks_is_matched_through_its_head(compound_memor
 ])
 def test_a_compound_whose_head_matches_nothing_stays_not_seen(compound_memory, question):
     _assert_not_seen(compound_memory, question)
+
+
+@pytest.mark.parametrize("question", [
+    "where is the coffee machine?",  # shares "coffee" with the coffee table seen; a machine is no table
+    "take me to the desk drawer",  # a drawer is part of a desk, not the desk: the robot would drive there
+    "where is the coffee mug?",
+])
+def test_a_compound_sharing_only_a_modifier_is_not_found(compound_memory, question):
+    _assert_not_seen(compound_memory, question)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("where is the computer desk?", "o-desk"),  # same head: a kind of desk
+    ("take me to the coffee table", "o-table"),
+])
+def test_a_compound_with_the_labels_head_stays_found(compound_memory, question, expected):
+    _assert_found(compound_memory, question, expected)
+
+
+# a cushion on an armchair, a fridge, a nightstand, a school bag: noun phrases whose first word is
+# also a verb, relative clauses, names written as one word or two
+parse_memory = _memory_fixture("found4p", _things(
+    ("o-cushion", "cushion", "a pink square cushion", ["lean on"], (1.0, 1.0), [1, 2]),
+    ("o-armchair", "armchair", "a gray fabric armchair", ["sit on"], (1.2, 1.5), [2, 3]),
+    ("o-fridge", "fridge", "a tall white fridge", ["keep food cold", "store drinks"], (5.0, 1.0), [4, 5]),
+    ("o-nightstand", "nightstand", "a small wood nightstand", ["put things on"], (8.0, 1.0), [6, 7]),
+    ("o-bag", "school bag", "a blue school bag", ["carry books"], (8.0, 4.0), [8, 9]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    # "scatter" is a verb too; after "the" and a colour it is a noun phrase: a cushion, not an
+    # activity the armchair serves
+    ("Where can I find the pink scatter cushion?", "o-cushion"),
+    ("Which room was I in when I first noticed the pink scatter cushion?", "o-cushion"),
+    # "that" after "something" starts a relative clause: an activity, not a thing named "keeps food cold"
+    ("Where did I see something that keeps food cold?", "o-fridge"),
+    # one word or two, the same name (the embedding alone: "night stand" 0.17 over background)
+    ("where is the night stand?", "o-nightstand"),
+    ("where is my schoolbag?", "o-bag"),
+])
+def test_noun_phrases_relative_clauses_and_spellings_are_read_as_meant(parse_memory, question, expected):
+    _assert_found(parse_memory, question, expected)
+

@@ -5,7 +5,10 @@ For a generated tour (eval/sim), *present* questions ask for every object class 
 ask for catalog classes that are not in the tour's world, for household things outside the
 catalog, and for junk (an injection string, a made-up word). Absent words that share a word
 with anything in the world ("clock" when there is an "alarm clock") are left out: finding the
-alarm clock for "clock" is not a false "found".
+alarm clock for "clock" is not a false "found". Separately (``shares_word``), compounds that
+share a word with something seen but end in the head noun of an absent thing ("coffee machine"
+with a coffee table seen and no machine in the world, "desk drawer" with a desk): built by
+that rule from the world's own labels, so every world asks its own.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class PresenceQuestion:
     target: str  # the word asked for
     present: bool
     label: str = ""  # for a present question: the class it asks for (the world's label)
+    shares_word: bool = False  # an absent compound sharing a word with a thing seen
 
 
 def _words(text: str) -> set[str]:
@@ -65,6 +69,13 @@ def presence_questions(tour_dir: str | Path) -> list[PresenceQuestion]:
     for i, word in enumerate(absent):
         out.append(PresenceQuestion(TEMPLATES[i % len(TEMPLATES)].format(word), word, False))
     out += [PresenceQuestion(f"where is {j}?", j, False) for j in JUNK]
+    heads = list(dict.fromkeys(w.split()[-1] for w in absent if w.split()[-1] not in world_words))
+    for i, lab in enumerate(seen if heads else ()):
+        # the seen label's first word (a modifier, or the whole label) before an absent head
+        first, head = lab.lower().replace("-", " ").split()[0], heads[i % len(heads)]
+        compound = f"{first} {head}"
+        out.append(PresenceQuestion(TEMPLATES[i % len(TEMPLATES)].format(compound), compound, False,
+                                    shares_word=True))
     return out
 
 
