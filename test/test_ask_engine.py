@@ -168,6 +168,21 @@ def test_activity_questions_keep_their_verb_particles(question, target, relation
     assert pq.target == target and [(r.predicate, r.ref) for r in pq.relations] == relations
 
 
+@pytest.mark.parametrize("question,target,places", [
+    ("Where is the trash can?", "trash can", []),  # "can" after a noun is the noun, not the verb
+    ("Take me to the watering can", "watering can", []),
+    ("Where can I find the trash can?", "trash can", []),
+    ("Is there a trash can in the kitchen?", "trash can", ["kitchen"]),
+    ("Which room can I sleep in?", "sleep", []),  # the verb: a subject follows it
+    ("Where can I sit?", "sit", []),
+])
+def test_can_after_a_noun_is_part_of_its_name(question, target, places):
+    from vlkng_ros.core.ask.query import parse_offline
+
+    pq = parse_offline(question)
+    assert pq.target == target and pq.places == places
+
+
 def test_activity_with_a_particle_finds_the_object_for_it(tmp_path):
     from helpers_ask import add_objects, make_memory
 

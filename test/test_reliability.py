@@ -561,6 +561,25 @@ def test_a_compound_with_the_labels_head_stays_found(compound_memory, question, 
     _assert_found(compound_memory, question, expected)
 
 
+# an exercise bike and a coffee table: a compound with another head than the label's may still
+# name what the label is a kind of
+kind_memory = _memory_fixture("found4k", _things(
+    ("o-bike", "exercise bike", "a black stationary exercise bike", ["work out on"], (1.0, 1.0), [1, 2]),
+    ("o-table", "coffee table", "a low wood coffee table", ["put things on"], (3.0, 2.0), [3, 4]),
+))
+
+
+def test_a_compound_naming_what_the_label_is_a_kind_of_is_found(kind_memory):
+    """An exercise bike is an "exercise device" (WordNet): "exercise equipment" (an OpenEQA
+    question) names it, though its head is not the label's."""
+    _assert_found(kind_memory, "In which room does this home have exercise equipment?", "o-bike")
+
+
+@pytest.mark.parametrize("question", ["where is the coffee machine?", "where is the exercise mat?"])
+def test_what_the_label_is_a_kind_of_does_not_find_another_thing(kind_memory, question):
+    _assert_not_seen(kind_memory, question)
+
+
 # a cushion on an armchair, a fridge, a nightstand, a school bag: noun phrases whose first word is
 # also a verb, relative clauses, names written as one word or two
 parse_memory = _memory_fixture("found4p", _things(

@@ -173,10 +173,29 @@ class FoundRule:
         same = [lab for lab in labels if lab not in other_kind]
         # a compound sharing only a modifier with the label ("coffee machine": a coffee table,
         # "desk drawer": a desk) is matched by its head against the label's head, never by the
-        # whole phrase: the shared word alone makes them 0.26-0.31 over background
-        heads = [self.match(wanted[-1], [words(lab)[-1]]) for lab in other_kind]
+        # whole phrase: the shared word alone makes them 0.26-0.31 over background; unless the
+        # label is a kind of a thing with the phrase's modifier, whose head the phrase's head
+        # names (``_kind_match``: an exercise bike is an "exercise device")
+        heads = [max(self.match(wanted[-1], [words(lab)[-1]]), self._kind_match(phrase, lab)) for lab in other_kind]
         whole = [self._stands_out(phrase, lab) for lab in same]
         return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+
+    def _kind_match(self, phrase: str, label: str) -> float:
+        """A compound and a label with another head: is the label a kind of (one to
+        ANCESTOR_DEPTH steps up, never its own names) a thing with the phrase's modifier, whose head
+        the phrase's head names? "Exercise equipment" and an exercise bike, an "exercise device":
+        equipment / device 0.26 over background; "exercise mat": mat / device -0.16. The whole
+        phrase against the ancestor would carry the shared word again (exercise mat / exercise
+        device 0.33), and the heads against any ancestor would find a "desk lamp" at a desk (a
+        lamp is furniture, as a desk is)."""
+        pw = words(phrase)
+        kinds = self.lexicon.ancestors(label) or self.lexicon.ancestors(words(label)[-1])
+        best = -1.0
+        for kind, steps in kinds.items():
+            kw = words(kind)
+            if steps >= 1 and len(kw) > 1 and set(pw[:-1]) <= set(kw[:-1]):
+                best = max(best, self.match(pw[-1], [kw[-1]]))
+        return best
 
     def _stands_out(self, a: str, b: str) -> float:
         """How far ``a`` and ``b``'s similarity beats the higher of their background levels."""

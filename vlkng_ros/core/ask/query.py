@@ -126,12 +126,23 @@ def validate_question(question: Any, max_chars: int) -> tuple[str, str]:
     return q, ""
 
 
+SUBJECTS = {"i", "we", "you", "he", "she", "it", "they"}
+
+
+def _noun_can(tokens: list[str], i: int) -> bool:
+    """Is ``tokens[i]`` the noun "can" ("the trash can", "a watering can"), not the verb ("where
+    can I", "which room can we")? A noun when it follows a content word and no subject follows."""
+    return (tokens[i] == "can" and i > 0 and tokens[i - 1] not in FUNCTION_WORDS and tokens[i - 1] not in PLACES
+            and (i + 1 == len(tokens) or tokens[i + 1] not in SUBJECTS))
+
+
 def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
     """Content words of a span -> (entity phrase, attribute words, place words)."""
     attrs = [t for t in tokens if t in COLORS or t in MATERIALS or t in SIZES]
     places = [t for t in tokens if t in PLACES]
-    keep = [t for t in tokens if t not in FUNCTION_WORDS and t not in TIME_CUES
-            and t not in attrs and t not in PLACES and t not in ORDINALS and not t.isdigit()]
+    keep = [t for i, t in enumerate(tokens) if _noun_can(tokens, i) or (
+            t not in FUNCTION_WORDS and t not in TIME_CUES
+            and t not in attrs and t not in PLACES and t not in ORDINALS and not t.isdigit())]
     return " ".join(keep), attrs, places
 
 
