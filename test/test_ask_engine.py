@@ -175,8 +175,10 @@ def test_activity_questions_keep_their_verb_particles(question, target, relation
     ("Is there a trash can in the kitchen?", "trash can", ["kitchen"]),
     ("Which room can I sleep in?", "sleep", []),  # the verb: a subject follows it
     ("Where can I sit?", "sit", []),
+    ("Where did I see something that shows the time?", "shows time", []),  # "time": what it shows
+    ("Where did I see the plant the second time?", "plant", []),  # "time": which sighting
 ])
-def test_can_after_a_noun_is_part_of_its_name(question, target, places):
+def test_function_words_that_are_nouns_here(question, target, places):
     from vlkng_ros.core.ask.query import parse_offline
 
     pq = parse_offline(question)

@@ -580,6 +580,19 @@ def test_what_the_label_is_a_kind_of_does_not_find_another_thing(kind_memory, qu
     _assert_not_seen(kind_memory, question)
 
 
+# a sofa to watch TV from and an alarm clock to tell the time by
+time_memory = _memory_fixture("found4t", _things(
+    ("o-sofa", "sofa", "a large gray fabric sofa", ["sit on", "lie down on", "watch TV from"], (1.0, 1.0), [1, 2]),
+    ("o-clock", "alarm clock", "a small black alarm clock", ["tell the time", "wake up with"], (5.0, 2.0), [3, 4]),
+))
+
+
+def test_something_that_shows_the_time_is_the_clock(time_memory):
+    """"the time" was dropped as a function word: "something that shows" sent the robot to the
+    sofa (watch TV from) on a generated tour."""
+    _assert_found(time_memory, "Where did I see something that shows the time?", "o-clock")
+
+
 # a cushion on an armchair, a fridge, a nightstand, a school bag: noun phrases whose first word is
 # also a verb, relative clauses, names written as one word or two
 parse_memory = _memory_fixture("found4p", _things(

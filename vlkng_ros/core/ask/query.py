@@ -129,18 +129,26 @@ def validate_question(question: Any, max_chars: int) -> tuple[str, str]:
 SUBJECTS = {"i", "we", "you", "he", "she", "it", "they"}
 
 
-def _noun_can(tokens: list[str], i: int) -> bool:
-    """Is ``tokens[i]`` the noun "can" ("the trash can", "a watering can"), not the verb ("where
-    can I", "which room can we")? A noun when it follows a content word and no subject follows."""
-    return (tokens[i] == "can" and i > 0 and tokens[i - 1] not in FUNCTION_WORDS and tokens[i - 1] not in PLACES
-            and (i + 1 == len(tokens) or tokens[i + 1] not in SUBJECTS))
+def _content(word: str) -> bool:
+    return word not in FUNCTION_WORDS and word not in PLACES and word not in TIME_CUES and word not in ORDINALS
+
+
+def _kept_noun(tokens: list[str], i: int) -> bool:
+    """A function word that is a noun here: "can" after a content word with no subject after it
+    ("the trash can", not "where can I", "which room can we"), and "time" as what a verb acts on
+    ("something that shows the time", not "the first time", "at the time")."""
+    t = tokens[i]
+    if t == "can":
+        return i > 0 and _content(tokens[i - 1]) and (i + 1 == len(tokens) or tokens[i + 1] not in SUBJECTS)
+    return (t == "time" and i > 1 and tokens[i - 1] == "the" and _content(tokens[i - 2])
+            and tokens[i + 1:i + 2] != ["time"])  # "the second time": parse_offline made it "the time time"
 
 
 def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
     """Content words of a span -> (entity phrase, attribute words, place words)."""
     attrs = [t for t in tokens if t in COLORS or t in MATERIALS or t in SIZES]
     places = [t for t in tokens if t in PLACES]
-    keep = [t for i, t in enumerate(tokens) if _noun_can(tokens, i) or (
+    keep = [t for i, t in enumerate(tokens) if _kept_noun(tokens, i) or (
             t not in FUNCTION_WORDS and t not in TIME_CUES
             and t not in attrs and t not in PLACES and t not in ORDINALS and not t.isdigit())]
     return " ".join(keep), attrs, places
