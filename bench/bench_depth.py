@@ -111,16 +111,9 @@ def goals(tour: Path, mem_dir: Path, depth: bool, misses: list[dict] | None = No
 
 def node_tracks(mem: Memory, tour: Path) -> dict[str, str]:
     """Object node id -> the ground-truth track most of its observations matched."""
-    from collections import Counter, defaultdict
+    from vlkng_ros.eval.metrics import node_track_counts
 
-    from vlkng_ros.core.tour import Tour
-    from vlkng_ros.eval.metrics import match_observations
-
-    t = Tour.open(tour)
-    per: dict[str, Counter] = defaultdict(Counter)
-    for node_id, track in match_observations(mem.graph.iter_objects(), {t.tour_id: t.annotations}):
-        per[node_id][track] += 1
-    return {n: c.most_common(1)[0][0] for n, c in per.items()}
+    return {n: c.most_common(1)[0][0] for n, c in node_track_counts(mem, tour).items()}
 
 
 def _edge_along(obj: dict, u: tuple[float, float]) -> float:
@@ -234,7 +227,7 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
     other objects': a wrong merge)."""
     import json
     import math
-    from collections import Counter, defaultdict
+    from collections import defaultdict
 
     import numpy as np
 
@@ -242,20 +235,16 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
     from vlkng_ros.core.calibration import memory_camera_height
     from vlkng_ros.core.geometry import RayAccumulator, cut_by_border
     from vlkng_ros.core.model import CameraModel
-    from vlkng_ros.core.tour import Tour
-    from vlkng_ros.eval.metrics import match_observations, position_errors
+    from vlkng_ros.eval.metrics import node_track_counts, position_errors
 
     cfg = config(True)
     world = json.loads((tour / "world.json").read_text())
     gt = {o["gt_track"]: o for o in world["objects"]}
-    t = Tour.open(tour)
     pitch = math.radians(cfg.capture.camera_pitch_deg)
     rows = []
     with Memory.open(mem_dir, cfg) as mem:
         nodes = {n.id: n for n in mem.graph.iter_objects()}
-        per_node: dict[str, Counter] = defaultdict(Counter)
-        for node_id, track in match_observations(nodes.values(), {t.tour_id: t.annotations}):
-            per_node[node_id][track] += 1
+        per_node = node_track_counts(mem, tour)
         boxes_at: dict[tuple[str, int], list] = defaultdict(list)
         for n in nodes.values():
             for ob in n.observations:

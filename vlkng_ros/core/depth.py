@@ -31,6 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .geometry import cut_by_border
 from .model import BBox, CameraModel, Pose
 
 CENTRAL_SHARE = 0.6  # the middle share of the box's width and height used for the range
@@ -51,7 +52,6 @@ OUTLINE_DEPTH_PERCENTILE = 75.0  # ... the corner's depth: this percentile of th
 ROW_THIN = 4  # widths and extents sample every column and (stride^2 / this)-th row (a table top seen from
 # the side spans few rows)
 KEEP_SHARE = 0.25  # other objects' boxes are left out of a box only if this share of its readings remains
-BORDER_PX = 2.0  # a box this near the left or right image border is cut by it
 EDGE_MARGIN_SHARE = 0.05  # a box edge within this share of the image width of its border may be a cut box's
 # edge where the detector's box stopped short: it is cut when the object's depth reaches the border ...
 MIN_SPAN_SHARE = 0.25  # readings spanning less of the box's angle than this are something in front of the
@@ -169,14 +169,9 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     inside = np.isfinite(full) & (full >= lo2) & (full <= hi2)
     ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
     vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
-    cut = box_at_border(bbox, camera) or _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera,
+    cut = cut_by_border(bbox, camera) or _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera,
                                                           camera_height_m)
     return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut)
-
-
-def box_at_border(bbox: BBox, camera: CameraModel) -> bool:
-    """The box touches the image's left or right border."""
-    return bbox[0] <= BORDER_PX or bbox[2] >= camera.width - BORDER_PX
 
 
 def _reaches_border(depth: np.ndarray, bx1: int, by1: int, bx2: int, by2: int, lo: float, hi: float,

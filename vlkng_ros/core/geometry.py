@@ -52,7 +52,10 @@ HULL_FACE_COS = 0.5  # a view looking within 60 deg of an axis direction sees th
 HULL_PERCENTILE = 2.0  # a view's points' extent along an axis: this percentile from either end (noise)
 HULL_ROUNDS = 8  # alternating projections onto the axes' bounds
 HULL_MIN_WIDTH_M = 0.45  # narrower (mean measured width): the unseen-depth guess (0.375 w) is off by less than the
-# points' cross-view registration error (pose error, stray readings of a thin object's background)  # a view's points' extent along an axis: this percentile from either end (noise)
+# points' cross-view registration error (pose error, stray readings of a thin object's background)
+HULL_DIRS = np.stack([np.cos(np.arange(HULL_AXES) * math.pi / HULL_AXES),
+                      np.sin(np.arange(HULL_AXES) * math.pi / HULL_AXES)], axis=1)  # the hull axes' unit vectors
+HULL_DIRS.flags.writeable = False
 DEPTH_SHAPE_SHARE = 0.15  # a depth-placed centre is uncertain by this share of the object's footprint
 MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
 FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
@@ -231,7 +234,7 @@ class RayAccumulator:
         p = np.asarray(points_xy, dtype=float).reshape(-1, 2)
         if p.shape[0] == 0:
             return
-        axes = _hull_axes()
+        axes = HULL_DIRS
         proj = p @ axes.T  # (N, HULL_AXES)
         lo = np.percentile(proj, HULL_PERCENTILE, axis=0)
         hi = np.percentile(proj, 100.0 - HULL_PERCENTILE, axis=0)
@@ -253,7 +256,7 @@ class RayAccumulator:
         if self.hull_n <= 0:
             return None
         lo, hi = self.hull_seen_lo > 0, self.hull_seen_hi > 0
-        return (_hull_axes(), 0.5 * (self.hull_lo + self.hull_hi), lo & hi,
+        return (HULL_DIRS, 0.5 * (self.hull_lo + self.hull_hi), lo & hi,
                 np.where(lo & ~hi, 1, np.where(hi & ~lo, -1, 0)))
 
     @property
@@ -420,11 +423,6 @@ class RayAccumulator:
             return False
         forward = (float(self.forward_d @ np.asarray(xy, dtype=float)) - self.forward_p) / self.forward_w
         return forward < MIN_RANGE_M
-
-
-def _hull_axes() -> np.ndarray:
-    t = np.arange(HULL_AXES) * math.pi / HULL_AXES
-    return np.stack([np.cos(t), np.sin(t)], axis=1)
 
 
 def triangulate(rays: list[Ray], camera_height: float | None = None) -> tuple[tuple[float, float], float] | None:

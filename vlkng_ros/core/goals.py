@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .geometry import object_footprint
+from .geometry import BORDER_PX, cut_by_border, object_footprint
 from .model import CameraModel, ObjectNode, Pose
 
 if TYPE_CHECKING:
@@ -62,7 +62,6 @@ MIN_FOOTPRINT_RADIUS_M = 0.1
 MAX_FOOTPRINT_RADIUS_M = 1.5
 DEFAULT_FOOTPRINT_RADIUS_M = 0.3  # no usable view to measure it from
 WIDTH_QUANTILE = 0.75  # an object looks narrower end-on: take a wide view, not the narrowest
-BORDER_PX = 2.0
 PERPENDICULAR_TOLERANCE_DEG = 25.0  # a view this near perpendicular to the approach shows the extent along it
 MIN_PERPENDICULAR_VIEWS = 2  # ... and at least this many (one may show it part-hidden, or from a wrong centre)
 FRONT_PERCENTILE = 10.0  # the near surface along the approach: this percentile of the object's depth readings
@@ -179,8 +178,7 @@ def goal_rank(standoff_m: float, clear: bool, max_from_object_m: float) -> int:
     ``max_from_object_m`` of the object's centre, 1 blocked but within it, 2 clear beyond it,
     3 neither. A goal has to be both a place to stand and near enough to see and reach the
     object; between the two, near wins (docs/DEPTH.md: measured)."""
-    near = standoff_m <= max_from_object_m
-    return {(True, True): 0, (False, True): 1, (True, False): 2, (False, False): 3}[(clear, near)]
+    return (0 if standoff_m <= max_from_object_m else 2) + (0 if clear else 1)
 
 
 def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float, d: float,
@@ -199,9 +197,7 @@ def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float
     if near.size == 0:
         return s
     ts = np.append(np.arange(s, d, STEP_M), d)
-    pts = o[None, :] + ts[:, None] * u[None, :]
-    hits = np.sum(np.linalg.norm(pts[:, None, :] - near[None, :, :], axis=2) < clearance_m, axis=1)
-    clear = hits < MIN_OBSTACLE_POINTS
+    clear = _disc_hits(o[None, :] + ts[:, None] * u[None, :], near, clearance_m) < MIN_OBSTACLE_POINTS
     return float(ts[int(np.argmax(clear))]) if clear.any() else d
 
 
@@ -219,6 +215,7 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
     if ts.size == 0:
         return []
     near = obstacles[np.linalg.norm(obstacles - o, axis=1) < t_max + clearance_m]
+    rel = near - o
     lane = obstacles[np.linalg.norm(obstacles - c, axis=1) < SEEN_RANGE_M]
     out = []
     for turn in (sign * math.radians(a) for a in FAN_DEG for sign in (1.0, -1.0)):
@@ -231,10 +228,8 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
         if not ok.any():
             continue
         idx = np.flatnonzero(ok)
-        rel = near - o
         band = near[(np.abs(rel @ np.array([-u[1], u[0]])) < clearance_m) & (rel @ u > s - clearance_m)]
-        disc = np.sum(np.linalg.norm(pts[idx, None, :] - band[None, :, :], axis=2) < clearance_m, axis=1)
-        idx = idx[disc < MIN_OBSTACLE_POINTS]
+        idx = idx[_disc_hits(pts[idx], band, clearance_m) < MIN_OBSTACLE_POINTS]
         if idx.size == 0:
             continue
         lo, hi = np.minimum(c, pts[idx].min(axis=0)) - SEEN_CORRIDOR_M, np.maximum(c, pts[idx].max(axis=0)) + SEEN_CORRIDOR_M
@@ -246,6 +241,11 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
         if free.any():  # nearest first: the first the camera saw free wins
             out.append(((float(u[0]), float(u[1])), float(ts[idx[int(np.argmax(free))]])))
     return out
+
+
+def _disc_hits(points: np.ndarray, obstacles: np.ndarray, clearance_m: float) -> np.ndarray:
+    """Per point of ``points`` (K, 2): how many ``obstacles`` (M, 2) lie within ``clearance_m`` of it."""
+    return np.sum(np.linalg.norm(points[:, None, :] - obstacles[None, :, :], axis=2) < clearance_m, axis=1)
 
 
 def thin_obstacles(points: np.ndarray, cell_m: float = STEP_M) -> np.ndarray:
@@ -294,7 +294,7 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
             cameras[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else None
         cam = cameras[ob.tour_id] or CameraModel.from_hfov(kf.width, kf.height, memory.cfg.capture.camera_hfov_deg)
         x1, _, x2, _ = ob.bbox
-        if node.position is None or x1 <= BORDER_PX or x2 >= cam.width - BORDER_PX:
+        if node.position is None or cut_by_border(ob.bbox, cam):
             views.append(View(kf.pose))
             continue
         dist = math.hypot(kf.pose.x - node.position[0], kf.pose.y - node.position[1])

@@ -236,13 +236,16 @@ class WordNetLexicon:
             self._index = index
         return self._index
 
+    def _data_line(self, offset: int) -> str:
+        """The synset's line in the data file (``offset`` is WordNet's; KeyError when unknown)."""
+        with open(self.root / f"data.{self.pos}", "rb") as fh:
+            fh.seek(self._load_tables().position(offset))
+            return fh.readline().decode("latin-1")
+
     def synset(self, offset: int) -> Synset:
         hit = self._synsets.get(offset)
         if hit is None:
-            with open(self.root / f"data.{self.pos}", "rb") as fh:
-                fh.seek(self._load_tables().position(offset))
-                line = fh.readline().decode("latin-1")
-            head = line.partition(" | ")[0]
+            head = self._data_line(offset).partition(" | ")[0]
             f = head.split()
             n_words = int(f[3], 16)
             lemmas = tuple(_lemma_text(f[4 + 2 * i]) for i in range(n_words))
@@ -339,11 +342,8 @@ class WordNetLexicon:
                 if things_only:
                     offsets = tuple(o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES)
                 for offset in offsets[:senses]:
-                    with open(self.root / f"data.{self.pos}", "rb") as fh:
-                        fh.seek(self._load_tables().position(offset))
-                        line = fh.readline().decode("latin-1")
                     # "| a piece of furniture with shelves for storing books; ..." -> its first clause
-                    gloss = line.partition(" | ")[2].split(";")[0].strip()
+                    gloss = self._data_line(offset).partition(" | ")[2].split(";")[0].strip()
                     if gloss:
                         out.append(gloss)
             except (OSError, ValueError, IndexError, KeyError) as e:

@@ -87,20 +87,15 @@ def held_classes(memory, tour_dir: str | Path) -> dict[str, dict[str, set[str]]]
     annotations by box overlap (eval/metrics.py), never through labels."""
     from collections import Counter, defaultdict
 
-    from ..core.tour import Tour
-    from ..core.tour_identity import TOUR_OF_FINGERPRINT_META, tour_fingerprint
-    from .metrics import match_observations
+    from .metrics import node_track_counts
 
-    root = Path(tour_dir)
-    world = json.loads((root / "world.json").read_text())
+    world = json.loads((Path(tour_dir) / "world.json").read_text())
     label_of = {o["gt_track"]: o["label"] for o in world["objects"]}
-    tour = Tour.open(root)
-    tid = memory.graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
-    per_node: dict[str, Counter] = defaultdict(Counter)
-    for node_id, track in match_observations(list(memory.graph.iter_objects()), {tid: tour.annotations}):
-        per_node[node_id][label_of.get(track, "")] += 1
     out: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"held": set(), "merged": set()})
-    for node_id, counts in per_node.items():
+    for node_id, tracks in node_track_counts(memory, tour_dir).items():
+        counts: Counter = Counter()
+        for track, n in tracks.items():
+            counts[label_of.get(track, "")] += n
         main = counts.most_common(1)[0][0]
         for lab in counts:
             out[lab]["held" if lab == main else "merged"].add(node_id)

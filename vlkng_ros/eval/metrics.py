@@ -103,6 +103,21 @@ def memory_association(memory, tour_dirs: list[str]) -> dict:
     return {"association": association, "scored_tours": sorted(annotations)}
 
 
+def node_track_counts(memory, tour_dir) -> dict[str, Counter]:
+    """Per object node of a memory built from a generated tour: how many of its observations
+    matched each ground-truth track (box overlap, never labels), the tour taken under the id the
+    memory knows it by (tour identity is its content)."""
+    from ..core.tour import Tour
+    from ..core.tour_identity import TOUR_OF_FINGERPRINT_META, tour_fingerprint
+
+    tour = Tour.open(tour_dir)
+    tid = memory.graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
+    per_node: dict[str, Counter] = defaultdict(Counter)
+    for node_id, track in match_observations(list(memory.graph.iter_objects()), {tid: tour.annotations}):
+        per_node[node_id][track] += 1
+    return per_node
+
+
 def position_errors(memory, tour_dir, position_of=None) -> list[dict]:
     """Per ground-truth object of a generated tour (world.json): the distance from its true centre
     to the memory node holding most of its matched observations (what /ask would most likely send

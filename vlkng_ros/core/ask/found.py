@@ -275,6 +275,7 @@ class FoundRule:
         # an object a label names comes before one only similar to it (retrieval order otherwise)
         return sorted((o for o in scores if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
 
+
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
 
 

@@ -148,9 +148,8 @@ def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
     """Content words of a span -> (entity phrase, attribute words, place words)."""
     attrs = [t for t in tokens if t in COLORS or t in MATERIALS or t in SIZES]
     places = [t for t in tokens if t in PLACES]
-    keep = [t for i, t in enumerate(tokens) if _kept_noun(tokens, i) or (
-            t not in FUNCTION_WORDS and t not in TIME_CUES
-            and t not in attrs and t not in PLACES and t not in ORDINALS and not t.isdigit())]
+    keep = [t for i, t in enumerate(tokens)
+            if _kept_noun(tokens, i) or (_content(t) and t not in attrs and not t.isdigit())]
     return " ".join(keep), attrs, places
 
 
