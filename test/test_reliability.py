@@ -618,3 +618,24 @@ parse_memory = _memory_fixture("found4p", _things(
 def test_noun_phrases_relative_clauses_and_spellings_are_read_as_meant(parse_memory, question, expected):
     _assert_found(parse_memory, question, expected)
 
+
+
+# a white lamp, and a black one the detector called a "light"
+colour_memory = _memory_fixture("colour", [
+    {"id": "o-lamp", "label": "lamp", "description": "a medium white metal lamp", "attributes": {"color": "white"},
+     "affordances": ["give light", "read by"], "position": (8.0, 7.1), "seen": [1, 2, 3]},
+    {"id": "o-light", "label": "light", "description": "a medium black metal light", "attributes": {"color": "black"},
+     "affordances": ["give light", "read by"], "position": (10.2, -3.1), "seen": [30, 31]},
+])
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Which room was I in when I first noticed the black lamp?", "o-light"),
+    ("Where is the black lamp?", "o-light"),
+    ("Where is the white lamp?", "o-lamp"),
+    ("Where is the lamp?", "o-lamp"),
+])
+def test_a_named_thing_of_another_colour_is_not_the_one_asked_for(colour_memory, question, expected):
+    """"The black lamp": a white lamp is named by the word but not the thing asked for when a
+    black light was seen too (a generated tour sent the robot 9.5 m to the white one)."""
+    _assert_found(colour_memory, question, expected)

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
-from .query import words
+from .query import COLORS, words
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -272,8 +272,10 @@ class FoundRule:
         scores, named = self._scores(sub, pq)
         if not named:
             return list(scores)
-        # an object a label names comes before one only similar to it (retrieval order otherwise)
-        return sorted((o for o in scores if scores[o] >= self.margin), key=lambda o: scores[o] < 1.0)
+        # an object a label names comes before one only similar to it, and either comes before one
+        # seen in another colour than the one asked for (retrieval order otherwise)
+        return sorted((o for o in scores if scores[o] >= self.margin),
+                      key=lambda o: (_other_colour(sub.objects[o], pq), scores[o] < 1.0))
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
@@ -284,6 +286,18 @@ def _other_head(phrase: list[str], label: list[str]) -> bool:
     name two kinds of things ("coffee machine" and "coffee table", "desk drawer" and "desk")
     unless the lexicon relates them (``FoundRule.names``, checked first)."""
     return len(phrase) > 1 and bool(label) and phrase[-1] != label[-1] and bool(set(phrase) & set(label))
+
+
+def _colours(text: str) -> set[str]:
+    return {"gray" if w == "grey" else w for w in words(text) if w in COLORS}
+
+
+def _other_colour(node, pq: "ParsedQuery") -> bool:
+    """The question names a colour and the object was seen in another one only ("the black
+    lamp": a white lamp is a lamp, but not the one asked for when a black light was seen too)."""
+    asked = _colours(" ".join(pq.attributes))
+    seen = _colours(str(node.attributes.get("color", ""))) or _colours(node.description)
+    return bool(asked and seen) and not asked & seen
 
 
 def _labels(node) -> list[str]:
