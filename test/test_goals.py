@@ -10,8 +10,8 @@ import pytest
 from vlkng_ros.core import depth as dp
 from vlkng_ros.core.config import AskConfig
 from vlkng_ros.core.geometry import RayAccumulator
-from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, View, along_half_extent, clear_standoff, footprint_radius,
-                                  near_surface, object_radius, standoff_goal)
+from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, Footprint, View, along_half_extent, clear_standoff,
+                                  footprint_radius, near_surface, object_radius, standoff_goal)
 from vlkng_ros.core.model import CameraModel, Pose
 from vlkng_ros.eval.retrieval_metrics import goal_reach, score_question
 
@@ -326,6 +326,78 @@ def test_a_clear_goal_within_reach_beats_a_nearer_blocked_one_and_a_far_clear_on
                       _box_points((1.1, -1.9), 0.3, 0.8)])
     goal = standoff_goal(sofa, 1.0, [View(cam, 2.0, 3.0, seen)], 0.3, 0.35, max_from_object_m=1.5)
     assert _disc_clear(goal, table, 0.3, 0.2, 0.0) and goal.y < -2.1
+
+
+def _hull(points: np.ndarray, view_yaw: float) -> Footprint:
+    """The footprint an object's stored sums keep of these measured surface points."""
+    acc = RayAccumulator()
+    acc.add_depth((float(points[:, 0].mean()), float(points[:, 1].mean())), 0.05 * np.eye(2), 1.6, 1.0)
+    acc.add_points(points, view_yaw)
+    fp = Footprint.of(acc.to_list())
+    assert fp is not None
+    return fp
+
+
+def test_a_bed_seen_from_its_foot_gets_a_goal_beside_it_where_the_camera_saw_free_floor():
+    """A 1.6 x 2.0 m bed seen only from its foot, 4 m off, its centre estimated 0.2 m short (toward
+    the camera) and 0.1 m aside: off the foot the robot stands 1.65 m from the true centre
+    (tour-format's miss). Depth saw the bed's foot and top (its footprint) and free floor beside
+    it: the goal is beside the long side, half the width plus the robot's disc off, nearest the
+    centre, within 1.5 m of the true centre and clear of the bed."""
+    bed, estimate = (0.0, 0.0), (0.1, -0.2)
+    cam = _facing((0.0, -4.0), estimate)
+    seen = _box_points((0.0, -0.25), 0.8, 0.75)  # the foot and the near part of the top: the head end hidden
+    walls = np.vstack([_box_points((-2.6, 0.0), 0.1, 2.0), _box_points((2.6, 0.0), 0.1, 2.0)])
+    view = View(cam, 1.6, math.dist((cam.x, cam.y), estimate) - (estimate[1] + 1.0), np.vstack([seen, walls]))
+    r = 0.5 * math.hypot(1.6, 2.0)
+    before = standoff_goal(estimate, r, [view], 0.3, 0.35, max_from_object_m=1.5)  # no footprint: off the foot
+    assert math.dist((before.x, before.y), bed) > 1.5
+    goal = standoff_goal(estimate, r, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(_hull(seen, cam.yaw),))
+    assert math.dist((goal.x, goal.y), bed) <= 1.5
+    assert abs(goal.x) > 0.8  # beside the long side
+    assert _disc_clear(goal, bed, 0.8, 1.0, 0.0)
+    assert _faces(goal, estimate)
+    # walls close beside the bed (no room for the robot's disc there): off the foot, as before
+    tight = np.vstack([seen, _box_points((-1.2, 0.0), 0.1, 2.0), _box_points((1.2, 0.0), 0.1, 2.0)])
+    view = View(cam, 1.6, view.front_m, tight)
+    goal = standoff_goal(estimate, r, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(_hull(seen, cam.yaw),))
+    assert abs(goal.x - estimate[0]) < 0.3 and goal.y < -1.0 and _disc_clear(goal, bed, 0.8, 1.0, 0.0)
+
+
+def test_a_pillow_on_a_bed_gets_a_goal_clear_of_the_bed():
+    """A pillow at the head of a bed seen from the bed's side, 3 m off: its line of sight crosses
+    the bed, which depth saw only partly (the camera looks down on the pillow; the bed's near
+    edge shows in few readings). The bed's measured footprint, what the pillow rests on, keeps
+    the robot's disc off it: the goal is at the bed's edge, near the pillow."""
+    bed, pillow = (0.0, 0.0), (0.0, 0.7)
+    cam = _facing((-3.0, 0.7), pillow)
+    bed_pts = _box_points(bed, 0.8, 1.0, step=0.1)
+    sparse = bed_pts[::7]  # what the obstacle readings kept of it: a few, spread thin
+    view = View(cam, 0.4, math.dist((cam.x, cam.y), pillow) - 0.2, np.vstack([_box_points(pillow, 0.2, 0.15), sparse]))
+    plain = standoff_goal(pillow, 0.25, [view], 0.3, 0.35, max_from_object_m=1.5)
+    assert not _disc_clear(plain, bed, 0.8, 1.0, 0.0)  # without the support's footprint: on the bed's edge
+    pillow_fp, bed_fp = _hull(_box_points(pillow, 0.2, 0.15), 0.0), _hull(bed_pts, 0.0)
+    goal = standoff_goal(pillow, 0.25, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(pillow_fp, bed_fp))
+    assert _disc_clear(goal, bed, 0.8, 1.0, 0.0)
+    assert math.dist((goal.x, goal.y), pillow) <= 1.5
+    assert _faces(goal, pillow)
+
+
+def test_without_depth_footprints_change_nothing():
+    """A memory without depth keeps no surface points (no ``Footprint``) and no obstacle readings:
+    the goal is what it always was, footprints or not."""
+    assert Footprint.of(None) is None and Footprint.of([]) is None
+    assert Footprint.of(RayAccumulator().to_list()) is None  # bearing sums only
+    cut = RayAccumulator()
+    cut.add_depth((1.0, 1.0), 0.05 * np.eye(2))  # depth fixes but no points kept
+    assert Footprint.of(cut.to_list()) is None
+    sofa = (2.0, 1.0)
+    views = [View(_facing((2.0, -2.5), sofa), 2.0), View(_facing((6.0, 1.0), sofa), 0.9),
+             View(_facing((-1.5, 1.2), sofa), 0.85)]
+    fp = _hull(_box_points(sofa, 1.0, 0.45), math.pi / 2)
+    for reach in (1.5, math.inf):
+        plain = standoff_goal(sofa, 1.1, views, 0.3, 0.35, max_from_object_m=reach)
+        assert standoff_goal(sofa, 1.1, views, 0.3, 0.35, max_from_object_m=reach, footprints=(fp,)) == plain
 
 
 def test_without_a_depth_footprint_the_radius_is_what_it_was():
