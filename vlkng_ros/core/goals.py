@@ -203,7 +203,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
                 cands += [(w, ft, True) for w, ft in fan_standoff(
                     (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, robot_radius_m + OBSTACLE_MARGIN_M)]
         for (ux, uy), t, clear in cands:
-            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t), body)
+            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t))
             if clear:
                 nearest_clear = min(nearest_clear, t)
             key = (goal_rank(t, clear, max_from_object_m), t, abs(d - s))
@@ -223,9 +223,10 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
 
 
-def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float], clearance_m: float) -> bool:
+def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float]) -> bool:
+    """``xy`` lies outside every footprint (the readings around keep the robot's disc off its edges)."""
     p = np.array([xy], dtype=float)
-    return all(float(f.gap(p)[0]) >= clearance_m - 1e-9 for f in footprints)
+    return all(float(f.gap(p)[0]) >= 0.0 for f in footprints)
 
 
 def ring_goals(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
@@ -245,12 +246,12 @@ def ring_goals(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tup
     out = []
     for a in np.radians(np.arange(0.0, 360.0, RING_DEG)):
         u = np.array([math.cos(a), math.sin(a)])
-        t0 = max(f.standoff(o, u, clearance_m) for f in footprints)
+        t0 = max(f.standoff(o, u, 0.0) for f in footprints)
         ts = np.arange(t0, reach_m + 1e-9, STEP_M)
         if ts.size == 0:
             continue
         pts = o[None, :] + ts[:, None] * u[None, :]
-        ok = np.all([f.gap(pts) >= clearance_m - 1e-9 for f in footprints], axis=0)
+        ok = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
         idx = np.flatnonzero(ok)
         if idx.size and near.size:
             idx = idx[_disc_hits(pts[idx], near, clearance_m) < MIN_OBSTACLE_POINTS]
