@@ -364,20 +364,28 @@ def test_a_bed_seen_from_its_foot_gets_a_goal_beside_it_where_the_camera_saw_fre
     assert abs(goal.x - estimate[0]) < 0.3 and goal.y < -1.0 and _disc_clear(goal, bed, 0.8, 1.0, 0.0)
 
 
+def _perimeter(centre, half_x, half_y, step=0.05) -> np.ndarray:
+    box = _box_points(centre, half_x, half_y, step)
+    edge = (np.abs(np.abs(box[:, 0] - centre[0]) - half_x) < 1e-6) | (np.abs(np.abs(box[:, 1] - centre[1]) - half_y) < 1e-6)
+    return box[edge]
+
+
 def test_a_pillow_on_a_bed_gets_a_goal_clear_of_the_bed():
-    """A pillow at the head of a bed seen from the bed's side, 3 m off: its line of sight crosses
-    the bed, which depth saw only partly (the camera looks down on the pillow; the bed's near
-    edge shows in few readings). The bed's measured footprint, what the pillow rests on, keeps
-    the robot's disc off it: the goal is at the bed's edge, near the pillow."""
-    bed, pillow = (0.0, 0.0), (0.0, 0.7)
-    cam = _facing((-3.0, 0.7), pillow)
-    bed_pts = _box_points(bed, 0.8, 1.0, step=0.1)
-    sparse = bed_pts[::7]  # what the obstacle readings kept of it: a few, spread thin
-    view = View(cam, 0.4, math.dist((cam.x, cam.y), pillow) - 0.2, np.vstack([_box_points(pillow, 0.2, 0.15), sparse]))
-    plain = standoff_goal(pillow, 0.25, [view], 0.3, 0.35, max_from_object_m=1.5)
-    assert not _disc_clear(plain, bed, 0.8, 1.0, 0.0)  # without the support's footprint: on the bed's edge
-    pillow_fp, bed_fp = _hull(_box_points(pillow, 0.2, 0.15), 0.0), _hull(bed_pts, 0.0)
-    goal = standoff_goal(pillow, 0.25, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(pillow_fp, bed_fp))
+    """A pillow near the west edge of a 1.6 x 2.0 m bed against a wall, seen from the west (the bed's side face
+    read densely) and from the south-east: the top of the bed reads only sparsely from there (flat,
+    far, dark), so the south-east line's stand-off looks free of readings, yet it lies on the bed,
+    whose measured footprint the pillow rests on. That goal is not acceptable where the floor at
+    the bed's edge is clear: the goal is beside the bed, its disc clear of it, within reach."""
+    bed, pillow = (0.0, 0.0), (-0.1, 0.7)
+    west, south_east = _facing((-3.0, 0.7), pillow), _facing((0.5, -3.0), pillow)
+    top = np.array([(x, y) for x in np.arange(-0.6, 0.61, 0.6) for y in np.arange(-0.9, 0.91, 0.6)])
+    wall = _box_points((0.0, 1.15), 3.0, 0.05)  # the bed's head against it
+    readings = np.vstack([_perimeter(bed, 0.8, 1.0), top, _box_points(pillow, 0.2, 0.15), wall])
+    views = [View(west, 0.4, 2.7, readings), View(south_east, 0.4, math.dist((0.5, -3.0), pillow) - 0.2, readings)]
+    plain = standoff_goal(pillow, 0.25, views, 0.3, 0.35, max_from_object_m=1.5)
+    assert not _disc_clear(plain, bed, 0.8, 1.0, 0.0)  # without the bed's footprint: on the bed
+    footprints = (_hull(_box_points(pillow, 0.2, 0.15), 0.0), _hull(_box_points(bed, 0.8, 1.0), 0.0))
+    goal = standoff_goal(pillow, 0.25, views, 0.3, 0.35, max_from_object_m=1.5, footprints=footprints)
     assert _disc_clear(goal, bed, 0.8, 1.0, 0.0)
     assert math.dist((goal.x, goal.y), pillow) <= 1.5
     assert _faces(goal, pillow)
