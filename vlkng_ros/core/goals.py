@@ -29,6 +29,12 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
   1.6 m; the robot's pose beside it was 0.7 m off);
+- with depth, **all round** the object (``ring_goals``): every RING_DEG about its centre, the nearest
+  stand-off whose centre lies outside the measured footprint (``Footprint``: its surface points'
+  extent, an octagon in map coordinates) and whose disc clears the readings, where a camera saw
+  the floor free: a bed seen from its foot gets a goal beside its long side, half its width off;
+  the footprint of what the object rests on (``answer.supports_of``: the sofa under a cushion)
+  makes a line goal whose centre lies on it blocked (its top is read too sparsely to block it);
 - clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
   to see and reach the object (``ask.goal_max_from_object_m`` from its centre); where every clear
   candidate lies beyond that, the line's blocked stand-off within it is sent (the planner stops
