@@ -29,7 +29,7 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
   1.6 m; the robot's pose beside it was 0.7 m off);
-- with depth, **all round** the object (``ring_goals``): every RING_DEG about its centre, the nearest
+- with depth, **all round** the object (``ring_goal``): every RING_DEG about its centre, the nearest
   stand-off whose centre lies outside the measured footprint (``Footprint``: its surface points'
   extent, an octagon in map coordinates) and whose disc clears the readings, where a camera saw
   the floor free: a bed seen from its foot gets a goal beside its long side, half its width off;
@@ -80,7 +80,8 @@ SEEN_HALF_ANGLE_DEG = 30.0  # a fan goal lies within this of the camera's headin
 SEEN_CORRIDOR_M = 0.1  # ... and no reading lies within this of the segment from the camera to it (nothing hid it)
 SEEN_RANGE_M = 4.0  # ... nor farther from the camera than depth.obstacle_points reads obstacles
 RING_DEG = 15.0  # with depth, candidate goals all round the object: directions this far apart, each where a
-# camera saw free floor and the robot's disc clears the measured footprints (``ring_goals``)
+# camera saw free floor, outside the measured footprints, the robot's disc clear of what depth saw (``ring_goal``)
+RING_CHUNK = 64  # ... checked nearest first, this many at a time
 FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
 # object's (the background through a table's legs, another object): that view measured nothing
 
@@ -179,7 +180,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     enough to see and reach the object; the planner stops short), clear ones beyond it, the rest.
     ``footprints`` (depth: the object's own and what it rests on, ``Footprint``): a candidate is
     clear only where the robot's disc clears them too, and where depth saw what stood around, the
-    candidates all round the object (``ring_goals``) join in."""
+    candidates all round the object (``ring_goal``) join in."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
@@ -218,8 +219,9 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     if obstacles is not None and footprints:
         reach = max_from_object_m if math.isfinite(max_from_object_m) else max(
             (math.hypot(v.pose.x - ox, v.pose.y - oy) for v in vs), default=0.0)
-        for (ux, uy), t in ring_goals((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints,
-                                      obstacles, body, reach):
+        ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body, reach)
+        if ring is not None:
+            (ux, uy), t = ring
             key = (goal_rank(t, True, max_from_object_m), t, math.inf)
             if best is None or key < best[0]:
                 best = (key, ux, uy, t)
@@ -235,40 +237,48 @@ def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float]) -> boo
     return all(float(f.gap(p)[0]) >= 0.0 for f in footprints)
 
 
-def ring_goals(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
-               obstacles: np.ndarray, clearance_m: float, reach_m: float) -> list[tuple[tuple[float, float], float]]:
-    """Candidate goals all round the object (every RING_DEG): on each direction from its centre,
-    the nearest stand-off (STEP_M apart, up to ``reach_m``) where the robot's disc (``clearance_m``)
-    clears every footprint (``Footprint.standoff``: per direction, so a bed gets a goal beside its
-    long side, half its width off, not one off its end) and what depth saw (as ``clear_standoff``),
-    and that one of ``cameras`` (depth views) SAW free (as ``fan_standoff``). (direction, stand-off)
-    per direction that has one."""
+def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
+              obstacles: np.ndarray, clearance_m: float, reach_m: float) -> tuple[tuple[float, float], float] | None:
+    """The nearest candidate goal all round the object: on directions every RING_DEG from its
+    centre, stand-offs STEP_M apart up to ``reach_m``, outside every footprint (from where each
+    direction leaves them: ``Footprint.standoff``, so a bed's long side gives a goal half its
+    width off, not one off its end), the robot's disc (``clearance_m``) clear of what depth saw (as
+    ``clear_standoff``), and SEEN free by one of ``cameras`` (depth views; as ``fan_standoff``).
+    (direction, stand-off), or None. Checked nearest first, RING_CHUNK at a time: the first one
+    that passes ends it."""
     o = np.asarray(obj_xy, dtype=float)
     if not cameras or not footprints or reach_m <= 0.0:
-        return []
-    near = obstacles[np.linalg.norm(obstacles - o, axis=1) < reach_m + clearance_m]
-    lanes = [(np.array([c.x, c.y]), c, obstacles[np.linalg.norm(obstacles - np.array([c.x, c.y]), axis=1)
-                                                  < SEEN_RANGE_M]) for c in cameras]
-    out = []
+        return None
+    dirs, ts = [], []
     for a in np.radians(np.arange(0.0, 360.0, RING_DEG)):
         u = np.array([math.cos(a), math.sin(a)])
-        t0 = max(f.standoff(o, u, 0.0) for f in footprints)
-        ts = np.arange(t0, reach_m + 1e-9, STEP_M)
-        if ts.size == 0:
-            continue
-        pts = o[None, :] + ts[:, None] * u[None, :]
-        ok = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
-        idx = np.flatnonzero(ok)
-        if idx.size and near.size:
+        t = np.arange(max(f.standoff(o, u, 0.0) for f in footprints), reach_m + 1e-9, STEP_M)
+        dirs += [u] * t.size
+        ts.append(t)
+    if not dirs:
+        return None
+    us, t = np.array(dirs), np.concatenate(ts)
+    order = np.argsort(t, kind="stable")
+    us, t = us[order], t[order]
+    pts = o[None, :] + t[:, None] * us
+    keep = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
+    us, t, pts = us[keep], t[keep], pts[keep]
+    near = obstacles[np.linalg.norm(obstacles - o, axis=1) < reach_m + clearance_m]
+    lanes = [(np.array([c.x, c.y]), c) for c in cameras]
+    lanes = [(xy, c, obstacles[np.linalg.norm(obstacles - xy, axis=1) < SEEN_RANGE_M]) for xy, c in lanes]
+    for lo in range(0, t.size, RING_CHUNK):
+        idx = np.arange(lo, min(lo + RING_CHUNK, t.size))
+        if near.size:
             idx = idx[_disc_hits(pts[idx], near, clearance_m) < MIN_OBSTACLE_POINTS]
         seen = np.zeros(idx.size, dtype=bool)
         for c_xy, cam, lane in lanes:
             look = ~seen & in_view(cam, pts[idx])
             if look.any():
                 seen[look] = corridor_free(c_xy, pts[idx[look]], lane)
-        if seen.any():  # nearest first
-            out.append(((float(u[0]), float(u[1])), float(ts[idx[int(np.argmax(seen))]])))
-    return out
+        if seen.any():
+            i = idx[int(np.argmax(seen))]
+            return (float(us[i, 0]), float(us[i, 1])), float(t[i])
+    return None
 
 
 def goal_rank(standoff_m: float, clear: bool, max_from_object_m: float) -> int:
