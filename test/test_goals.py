@@ -391,6 +391,27 @@ def test_a_pillow_on_a_bed_gets_a_goal_clear_of_the_bed():
     assert _faces(goal, pillow)
 
 
+def test_the_back_of_a_chair_no_camera_saw_keeps_the_robot_off():
+    """A 0.5 x 0.5 m chair seen from the south only: depth read its front (the rest hides behind
+    it), so nothing read keeps the robot's disc off its back. Its footprint reaches at
+    least as far beyond the estimated centre as the seen face lies before it: the goal keeps the
+    disc off the whole chair, not 0.36 m from its centre beside its back."""
+    chair = (0.0, 0.0)
+    cam = _facing((0.0, -3.0), chair)
+    front = _box_points((0.0, -0.225), 0.25, 0.025)  # what depth read of it: its front
+    acc = RayAccumulator()
+    acc.add_depth(chair, 0.05 * np.eye(2), 0.5, 0.05)
+    acc.add_points(front, cam.yaw)
+    view = View(cam, 0.5, 2.75, front)
+    measured, whole = Footprint.of(acc.to_list()), Footprint.of(acc.to_list(), chair)
+    assert whole.hidden().size and not measured.hidden().size
+    goal = standoff_goal(chair, 0.35, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(whole,))
+    assert _disc_clear(goal, chair, 0.25, 0.25, 0.0) and math.dist((goal.x, goal.y), chair) <= 1.5
+    assert _faces(goal, chair)
+    near = standoff_goal(chair, 0.35, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(measured,))
+    assert not _disc_clear(near, chair, 0.25, 0.25, 0.0)  # the measured half alone: beside its back
+
+
 def test_without_depth_footprints_change_nothing():
     """A memory without depth keeps no surface points (no ``Footprint``) and no obstacle readings:
     the goal is what it always was, footprints or not."""

@@ -33,6 +33,8 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   stand-off whose centre lies outside the measured footprint (``Footprint``: its surface points'
   extent, an octagon in map coordinates) and whose disc clears the readings, where a camera saw
   the floor free: a bed seen from its foot gets a goal beside its long side, half its width off;
+  where views saw one end of an axis only, the object may reach as far beyond its centre as the
+  seen face lies before it, and the disc keeps off that too (``Footprint.hidden``: a chair's back);
   the footprint of what the object rests on (``answer.supports_of``: the sofa under a cushion)
   makes a line goal whose centre lies on it blocked (its top is read too sparsely to block it);
 - clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
@@ -106,15 +108,38 @@ class Footprint:
 
     lo: np.ndarray
     hi: np.ndarray
+    far_lo: np.ndarray | None = None  # where the object may reach beyond what was measured (``of``)
+    far_hi: np.ndarray | None = None
 
     @classmethod
-    def of(cls, ray_stats: list[float] | None) -> "Footprint | None":
+    def of(cls, ray_stats: list[float] | None, centre: tuple[float, float] | None = None) -> "Footprint | None":
         """The footprint in an object's stored sums; None where depth kept no surface points (a
-        memory built without depth never has one)."""
+        memory built without depth never has one). With its ``centre``: along an axis whose faces
+        views saw at one end only (``RayAccumulator.hull_bounds``), the object may reach as far
+        beyond the centre as the seen face lies before it (the back of a chair no camera saw)."""
         acc = RayAccumulator(ray_stats) if ray_stats else None
         if acc is None or acc.hull_n <= 0 or np.any(acc.hull_hi < acc.hull_lo):
             return None
-        return cls(np.array(acc.hull_lo, dtype=float), np.array(acc.hull_hi, dtype=float))
+        lo, hi = np.array(acc.hull_lo, dtype=float), np.array(acc.hull_hi, dtype=float)
+        bounds = acc.hull_bounds()
+        if centre is None or bounds is None:
+            return cls(lo, hi)
+        c, side = HULL_DIRS @ np.asarray(centre, dtype=float), bounds[3]
+        far_hi = np.where(side > 0, np.clip(2.0 * c - lo, hi, lo + 2.0 * MAX_FOOTPRINT_RADIUS_M), hi)
+        far_lo = np.where(side < 0, np.clip(2.0 * c - hi, hi - 2.0 * MAX_FOOTPRINT_RADIUS_M, lo), lo)
+        return cls(lo, hi, far_lo, far_hi)
+
+    def hidden(self) -> np.ndarray:
+        """(N, 2) points STEP_M apart where the object may stand unseen: inside its far extent
+        (``of``), outside what was measured; none without a far extent."""
+        if self.far_lo is None or self.far_hi is None:
+            return np.zeros((0, 2))
+        xs = np.arange(self.far_lo[0], self.far_hi[0] + 1e-9, STEP_M)
+        ys = np.arange(self.far_lo[2], self.far_hi[2] + 1e-9, STEP_M)
+        pts = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
+        proj = pts @ HULL_DIRS.T
+        inside = np.all((proj >= self.far_lo - 1e-9) & (proj <= self.far_hi + 1e-9), axis=1)
+        return pts[inside & (self.gap(pts) > 0.0)]
 
     def gap(self, points: np.ndarray) -> np.ndarray:
         """Per point of ``points`` (K, 2): how far it lies outside the footprint along the axis it
@@ -263,7 +288,8 @@ def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tupl
     pts = o[None, :] + t[:, None] * us
     keep = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
     us, t, pts = us[keep], t[keep], pts[keep]
-    near = obstacles[np.linalg.norm(obstacles - o, axis=1) < reach_m + clearance_m]
+    near = np.concatenate([obstacles, *(f.hidden() for f in footprints)])  # what was seen, and where it may be unseen
+    near = near[np.linalg.norm(near - o, axis=1) < reach_m + clearance_m]
     lanes = [(np.array([c.x, c.y]), c) for c in cameras]
     lanes = [(xy, c, obstacles[np.linalg.norm(obstacles - xy, axis=1) < SEEN_RANGE_M]) for xy, c in lanes]
     for lo in range(0, t.size, RING_CHUNK):
@@ -468,8 +494,8 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     if not views:
         return Pose.from_xy_yaw(pooled[0], pooled[1], 0.0), "object_position", pooled
     radius = object_radius(node.ray_stats, [v.width_m for v in views if v.width_m is not None])
-    footprints = tuple(f for f in (Footprint.of(n.ray_stats) for n in [node, *supports_of(memory, rels, placed_node)])
-                       if f is not None)
+    footprints = tuple(f for f in [Footprint.of(node.ray_stats, pooled), *(Footprint.of(n.ray_stats) for n in supports_of(
+        memory, rels, placed_node))] if f is not None)
     goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m, max_from_object_m=max_from_object_m,
                          footprints=footprints)
     return goal, "object_position", pooled
