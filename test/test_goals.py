@@ -10,8 +10,8 @@ import pytest
 from vlkng_ros.core import depth as dp
 from vlkng_ros.core.config import AskConfig
 from vlkng_ros.core.geometry import RayAccumulator
-from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, View, along_half_extent, clear_standoff, footprint_radius,
-                                  near_surface, object_radius, standoff_goal)
+from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, Footprint, View, along_half_extent, clear_standoff,
+                                  footprint_radius, near_surface, object_radius, standoff_goal)
 from vlkng_ros.core.model import CameraModel, Pose
 from vlkng_ros.eval.retrieval_metrics import goal_reach, score_question
 
@@ -326,6 +326,107 @@ def test_a_clear_goal_within_reach_beats_a_nearer_blocked_one_and_a_far_clear_on
                       _box_points((1.1, -1.9), 0.3, 0.8)])
     goal = standoff_goal(sofa, 1.0, [View(cam, 2.0, 3.0, seen)], 0.3, 0.35, max_from_object_m=1.5)
     assert _disc_clear(goal, table, 0.3, 0.2, 0.0) and goal.y < -2.1
+
+
+def _hull(points: np.ndarray, view_yaw: float) -> Footprint:
+    """The footprint an object's stored sums keep of these measured surface points."""
+    acc = RayAccumulator()
+    acc.add_depth((float(points[:, 0].mean()), float(points[:, 1].mean())), 0.05 * np.eye(2), 1.6, 1.0)
+    acc.add_points(points, view_yaw)
+    fp = Footprint.of(acc.to_list())
+    assert fp is not None
+    return fp
+
+
+def test_a_bed_seen_from_its_foot_gets_a_goal_beside_it_where_the_camera_saw_free_floor():
+    """A 1.6 x 2.0 m bed seen only from its foot, 4 m off, its centre estimated 0.2 m short (toward
+    the camera) and 0.1 m aside: off the foot the robot stands 1.65 m from the true centre
+    (tour-format's miss). Depth saw the bed's foot and top (its footprint) and free floor beside
+    it: the goal is beside the long side, half the width plus the robot's disc off, nearest the
+    centre, within 1.5 m of the true centre and clear of the bed."""
+    bed, estimate = (0.0, 0.0), (0.1, -0.2)
+    cam = _facing((0.0, -4.0), estimate)
+    seen = _box_points((0.0, -0.25), 0.8, 0.75)  # the foot and the near part of the top: the head end hidden
+    walls = np.vstack([_box_points((-2.6, 0.0), 0.1, 2.0), _box_points((2.6, 0.0), 0.1, 2.0)])
+    view = View(cam, 1.6, math.dist((cam.x, cam.y), estimate) - (estimate[1] + 1.0), np.vstack([seen, walls]))
+    r = 0.5 * math.hypot(1.6, 2.0)
+    before = standoff_goal(estimate, r, [view], 0.3, 0.35, max_from_object_m=1.5)  # no footprint: off the foot
+    assert math.dist((before.x, before.y), bed) > 1.5
+    goal = standoff_goal(estimate, r, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(_hull(seen, cam.yaw),))
+    assert math.dist((goal.x, goal.y), bed) <= 1.5
+    assert abs(goal.x) > 0.8  # beside the long side
+    assert _disc_clear(goal, bed, 0.8, 1.0, 0.0)
+    assert _faces(goal, estimate)
+    # walls close beside the bed (no room for the robot's disc there): off the foot, as before
+    tight = np.vstack([seen, _box_points((-1.2, 0.0), 0.1, 2.0), _box_points((1.2, 0.0), 0.1, 2.0)])
+    view = View(cam, 1.6, view.front_m, tight)
+    goal = standoff_goal(estimate, r, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(_hull(seen, cam.yaw),))
+    assert abs(goal.x - estimate[0]) < 0.3 and goal.y < -1.0 and _disc_clear(goal, bed, 0.8, 1.0, 0.0)
+
+
+def _perimeter(centre, half_x, half_y, step=0.05) -> np.ndarray:
+    box = _box_points(centre, half_x, half_y, step)
+    edge = (np.abs(np.abs(box[:, 0] - centre[0]) - half_x) < 1e-6) | (np.abs(np.abs(box[:, 1] - centre[1]) - half_y) < 1e-6)
+    return box[edge]
+
+
+def test_a_pillow_on_a_bed_gets_a_goal_clear_of_the_bed():
+    """A pillow near the west edge of a 1.6 x 2.0 m bed against a wall, seen from the west (the bed's side face
+    read densely) and from the south-east: the top of the bed reads only sparsely from there (flat,
+    far, dark), so the south-east line's stand-off looks free of readings, yet it lies on the bed,
+    whose measured footprint the pillow rests on. That goal is not acceptable where the floor at
+    the bed's edge is clear: the goal is beside the bed, its disc clear of it, within reach."""
+    bed, pillow = (0.0, 0.0), (-0.1, 0.7)
+    west, south_east = _facing((-3.0, 0.7), pillow), _facing((0.5, -3.0), pillow)
+    top = np.array([(x, y) for x in np.arange(-0.6, 0.61, 0.6) for y in np.arange(-0.9, 0.91, 0.6)])
+    wall = _box_points((0.0, 1.15), 3.0, 0.05)  # the bed's head against it
+    readings = np.vstack([_perimeter(bed, 0.8, 1.0), top, _box_points(pillow, 0.2, 0.15), wall])
+    views = [View(west, 0.4, 2.7, readings), View(south_east, 0.4, math.dist((0.5, -3.0), pillow) - 0.2, readings)]
+    plain = standoff_goal(pillow, 0.25, views, 0.3, 0.35, max_from_object_m=1.5)
+    assert not _disc_clear(plain, bed, 0.8, 1.0, 0.0)  # without the bed's footprint: on the bed
+    footprints = (_hull(_box_points(pillow, 0.2, 0.15), 0.0), _hull(_box_points(bed, 0.8, 1.0), 0.0))
+    goal = standoff_goal(pillow, 0.25, views, 0.3, 0.35, max_from_object_m=1.5, footprints=footprints)
+    assert _disc_clear(goal, bed, 0.8, 1.0, 0.0)
+    assert math.dist((goal.x, goal.y), pillow) <= 1.5
+    assert _faces(goal, pillow)
+
+
+def test_the_back_of_a_chair_no_camera_saw_keeps_the_robot_off():
+    """A 0.5 x 0.5 m chair seen from the south only: depth read its front (the rest hides behind
+    it), so nothing read keeps the robot's disc off its back. Its footprint reaches at
+    least as far beyond the estimated centre as the seen face lies before it: the goal keeps the
+    disc off the whole chair, not 0.36 m from its centre beside its back."""
+    chair = (0.0, 0.0)
+    cam = _facing((0.0, -3.0), chair)
+    front = _box_points((0.0, -0.225), 0.25, 0.025)  # what depth read of it: its front
+    acc = RayAccumulator()
+    acc.add_depth(chair, 0.05 * np.eye(2), 0.5, 0.05)
+    acc.add_points(front, cam.yaw)
+    view = View(cam, 0.5, 2.75, front)
+    measured, whole = Footprint.of(acc.to_list()), Footprint.of(acc.to_list(), chair)
+    assert whole.hidden().size and not measured.hidden().size
+    goal = standoff_goal(chair, 0.35, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(whole,))
+    assert _disc_clear(goal, chair, 0.25, 0.25, 0.0) and math.dist((goal.x, goal.y), chair) <= 1.5
+    assert _faces(goal, chair)
+    near = standoff_goal(chair, 0.35, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(measured,))
+    assert not _disc_clear(near, chair, 0.25, 0.25, 0.0)  # the measured half alone: beside its back
+
+
+def test_without_depth_footprints_change_nothing():
+    """A memory without depth keeps no surface points (no ``Footprint``) and no obstacle readings:
+    the goal is what it always was, footprints or not."""
+    assert Footprint.of(None) is None and Footprint.of([]) is None
+    assert Footprint.of(RayAccumulator().to_list()) is None  # bearing sums only
+    cut = RayAccumulator()
+    cut.add_depth((1.0, 1.0), 0.05 * np.eye(2))  # depth fixes but no points kept
+    assert Footprint.of(cut.to_list()) is None
+    sofa = (2.0, 1.0)
+    views = [View(_facing((2.0, -2.5), sofa), 2.0), View(_facing((6.0, 1.0), sofa), 0.9),
+             View(_facing((-1.5, 1.2), sofa), 0.85)]
+    fp = _hull(_box_points(sofa, 1.0, 0.45), math.pi / 2)
+    for reach in (1.5, math.inf):
+        plain = standoff_goal(sofa, 1.1, views, 0.3, 0.35, max_from_object_m=reach)
+        assert standoff_goal(sofa, 1.1, views, 0.3, 0.35, max_from_object_m=reach, footprints=(fp,)) == plain
 
 
 def test_without_a_depth_footprint_the_radius_is_what_it_was():

@@ -29,6 +29,14 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   stand-off is itself a candidate (the robot was there), so a long object passed at its side gets
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
   1.6 m; the robot's pose beside it was 0.7 m off);
+- with depth, **all round** the object (``ring_goal``): every RING_DEG about its centre, the nearest
+  stand-off whose centre lies outside the measured footprint (``Footprint``: its surface points'
+  extent, an octagon in map coordinates) and whose disc clears the readings, where a camera saw
+  the floor free: a bed seen from its foot gets a goal beside its long side, half its width off;
+  where views saw one end of an axis only, the object may reach as far beyond its centre as the
+  seen face lies before it, and the disc keeps off that too (``Footprint.hidden``: a chair's back);
+  the footprint of what the object rests on (``answer.supports_of``: the sofa under a cushion)
+  makes a line goal whose centre lies on it blocked (its top is read too sparsely to block it);
 - clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
   to see and reach the object (``ask.goal_max_from_object_m`` from its centre); where every clear
   candidate lies beyond that, the line's blocked stand-off within it is sent (the planner stops
@@ -49,7 +57,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .geometry import BORDER_PX, cut_by_border, object_footprint
+from .geometry import BORDER_PX, HULL_DIRS, RayAccumulator, cut_by_border, object_footprint
 from .model import CameraModel, ObjectNode, Pose
 
 if TYPE_CHECKING:
@@ -73,6 +81,9 @@ FAN_DEG = (15.0, 30.0, 45.0, 60.0, 75.0, 90.0)  # a depth view's line of sight t
 SEEN_HALF_ANGLE_DEG = 30.0  # a fan goal lies within this of the camera's heading (inside any usual field of view)
 SEEN_CORRIDOR_M = 0.1  # ... and no reading lies within this of the segment from the camera to it (nothing hid it)
 SEEN_RANGE_M = 4.0  # ... nor farther from the camera than depth.obstacle_points reads obstacles
+RING_DEG = 15.0  # with depth, candidate goals all round the object: directions this far apart, each where a
+# camera saw free floor, outside the measured footprints, the robot's disc clear of what depth saw (``ring_goal``)
+RING_CHUNK = 64  # ... checked nearest first, this many at a time
 FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
 # object's (the background through a table's legs, another object): that view measured nothing
 
@@ -87,6 +98,64 @@ class View:
     # the line toward its estimated centre; None: not measured
     obstacles: np.ndarray | None = None  # depth: (N, 2) map points of what stood in this keyframe's view
     # (``depth.obstacle_points``); None: not measured
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Where an object stands, as depth measured it: the extent (``lo``, ``hi``) of its surface points
+    along each of ``geometry.HULL_DIRS`` (``RayAccumulator.add_points``), an octagon around it in
+    the map plane that is where it is, whatever its estimated centre says."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    far_lo: np.ndarray | None = None  # where the object may reach beyond what was measured (``of``)
+    far_hi: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, ray_stats: list[float] | None, centre: tuple[float, float] | None = None) -> "Footprint | None":
+        """The footprint in an object's stored sums; None where depth kept no surface points (a
+        memory built without depth never has one). With its ``centre``: along an axis whose faces
+        views saw at one end only (``RayAccumulator.hull_bounds``), the object may reach as far
+        beyond the centre as the seen face lies before it (the back of a chair no camera saw)."""
+        acc = RayAccumulator(ray_stats) if ray_stats else None
+        if acc is None or acc.hull_n <= 0 or np.any(acc.hull_hi < acc.hull_lo):
+            return None
+        lo, hi = np.array(acc.hull_lo, dtype=float), np.array(acc.hull_hi, dtype=float)
+        bounds = acc.hull_bounds()
+        if centre is None or bounds is None:
+            return cls(lo, hi)
+        c, side = HULL_DIRS @ np.asarray(centre, dtype=float), bounds[3]
+        far_hi = np.where(side > 0, np.clip(2.0 * c - lo, hi, lo + 2.0 * MAX_FOOTPRINT_RADIUS_M), hi)
+        far_lo = np.where(side < 0, np.clip(2.0 * c - hi, hi - 2.0 * MAX_FOOTPRINT_RADIUS_M, lo), lo)
+        return cls(lo, hi, far_lo, far_hi)
+
+    def hidden(self) -> np.ndarray:
+        """(N, 2) points STEP_M apart where the object may stand unseen: inside its far extent
+        (``of``), outside what was measured; none without a far extent."""
+        if self.far_lo is None or self.far_hi is None:
+            return np.zeros((0, 2))
+        xs = np.arange(self.far_lo[0], self.far_hi[0] + 1e-9, STEP_M)
+        ys = np.arange(self.far_lo[2], self.far_hi[2] + 1e-9, STEP_M)
+        pts = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
+        proj = pts @ HULL_DIRS.T
+        inside = np.all((proj >= self.far_lo - 1e-9) & (proj <= self.far_hi + 1e-9), axis=1)
+        return pts[inside & (self.gap(pts) > 0.0)]
+
+    def gap(self, points: np.ndarray) -> np.ndarray:
+        """Per point of ``points`` (K, 2): how far it lies outside the footprint along the axis it
+        is farthest out on (<= 0 inside); never more than its distance to the footprint."""
+        proj = points @ HULL_DIRS.T
+        return np.max(np.maximum(proj - self.hi[None, :], self.lo[None, :] - proj), axis=1)
+
+    def standoff(self, centre: np.ndarray, u: np.ndarray, clearance_m: float) -> float:
+        """The smallest t >= 0 whose point ``centre + t * u`` is ``clearance_m`` outside the footprint
+        (``gap``): a robot disc of that radius there just clears it."""
+        a, p = HULL_DIRS @ u, HULL_DIRS @ centre
+        alpha, beta = np.concatenate([p - self.hi, self.lo - p]), np.concatenate([a, -a])
+        if np.any(alpha >= clearance_m):
+            return 0.0
+        up = beta > 1e-9
+        return float(np.min((clearance_m - alpha[up]) / beta[up])) if up.any() else math.inf
 
 
 def footprint_radius(widths_m: list[float]) -> float:
@@ -123,7 +192,7 @@ def along_half_extent(obj_xy: tuple[float, float], views: list[View], approach_r
 
 def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose] | list[View],
                   robot_radius_m: float, clearance_m: float, frame_id: str = "map",
-                  max_from_object_m: float = math.inf) -> Pose:
+                  max_from_object_m: float = math.inf, footprints: tuple[Footprint, ...] = ()) -> Pose:
     """A free-space pose facing the object, on the line from its centre toward one of ``views``
     (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
     near side along that line (module docstring; ``radius_m``, its largest half extent, where
@@ -133,12 +202,16 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     pose (the robot stood there). The goal is the candidate nearest the object's centre (then the
     one whose camera was nearest its stand-off) among, in this order (``goal_rank``): clear ones
     within ``max_from_object_m`` of the centre, the lines' blocked stand-offs within it (near
-    enough to see and reach the object; the planner stops short), clear ones beyond it, the rest."""
+    enough to see and reach the object; the planner stops short), clear ones beyond it, the rest.
+    ``footprints`` (depth: the object's own and what it rests on, ``Footprint``): a candidate is
+    clear only where the robot's disc clears them too, and where depth saw what stood around, the
+    candidates all round the object (``ring_goal``) join in."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
     seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
     obstacles = thin_obstacles(np.concatenate(seen)) if seen else None
+    body = robot_radius_m + OBSTACLE_MARGIN_M
     best = None
     nearest_clear = math.inf
     for v in vs:
@@ -162,15 +235,76 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
                 cands += [(w, ft, True) for w, ft in fan_standoff(
                     (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, robot_radius_m + OBSTACLE_MARGIN_M)]
         for (ux, uy), t, clear in cands:
+            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t))
             if clear:
                 nearest_clear = min(nearest_clear, t)
             key = (goal_rank(t, clear, max_from_object_m), t, abs(d - s))
+            if best is None or key < best[0]:
+                best = (key, ux, uy, t)
+    if obstacles is not None and footprints:
+        reach = max_from_object_m if math.isfinite(max_from_object_m) else max(
+            (math.hypot(v.pose.x - ox, v.pose.y - oy) for v in vs), default=0.0)
+        ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body, reach)
+        if ring is not None:
+            (ux, uy), t = ring
+            key = (goal_rank(t, True, max_from_object_m), t, math.inf)
             if best is None or key < best[0]:
                 best = (key, ux, uy, t)
     if best is None:
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
     _, ux, uy, s = best
     return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
+
+
+def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float]) -> bool:
+    """``xy`` lies outside every footprint (the readings around keep the robot's disc off its edges)."""
+    p = np.array([xy], dtype=float)
+    return all(float(f.gap(p)[0]) >= 0.0 for f in footprints)
+
+
+def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
+              obstacles: np.ndarray, clearance_m: float, reach_m: float) -> tuple[tuple[float, float], float] | None:
+    """The nearest candidate goal all round the object: on directions every RING_DEG from its
+    centre, stand-offs STEP_M apart up to ``reach_m``, outside every footprint (from where each
+    direction leaves them: ``Footprint.standoff``, so a bed's long side gives a goal half its
+    width off, not one off its end), the robot's disc (``clearance_m``) clear of what depth saw (as
+    ``clear_standoff``), and SEEN free by one of ``cameras`` (depth views; as ``fan_standoff``).
+    (direction, stand-off), or None. Checked nearest first, RING_CHUNK at a time: the first one
+    that passes ends it."""
+    o = np.asarray(obj_xy, dtype=float)
+    if not cameras or not footprints or reach_m <= 0.0:
+        return None
+    dirs, ts = [], []
+    for a in np.radians(np.arange(0.0, 360.0, RING_DEG)):
+        u = np.array([math.cos(a), math.sin(a)])
+        t = np.arange(max(f.standoff(o, u, 0.0) for f in footprints), reach_m + 1e-9, STEP_M)
+        dirs += [u] * t.size
+        ts.append(t)
+    if not dirs:
+        return None
+    us, t = np.array(dirs), np.concatenate(ts)
+    order = np.argsort(t, kind="stable")
+    us, t = us[order], t[order]
+    pts = o[None, :] + t[:, None] * us
+    keep = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
+    us, t, pts = us[keep], t[keep], pts[keep]
+    near = np.concatenate([obstacles, *(f.hidden() for f in footprints)])  # what was seen, and where it may be unseen
+    near = near[np.linalg.norm(near - o, axis=1) < reach_m + clearance_m]
+    lanes = [(np.array([c.x, c.y]), c) for c in cameras]
+    lanes = [(xy, c, obstacles[np.linalg.norm(obstacles - xy, axis=1) < SEEN_RANGE_M]) for xy, c in lanes]
+    for lo in range(0, t.size, RING_CHUNK):
+        idx = np.arange(lo, min(lo + RING_CHUNK, t.size))
+        if near.size:
+            idx = idx[_disc_hits(pts[idx], near, clearance_m) < MIN_OBSTACLE_POINTS]
+        seen = np.zeros(idx.size, dtype=bool)
+        for c_xy, cam, lane in lanes:
+            look = ~seen & in_view(cam, pts[idx])
+            if look.any():
+                seen[look] = corridor_free(c_xy, pts[idx[look]], lane)
+        if seen.any():
+            i = idx[int(np.argmax(seen))]
+            return (float(us[i, 0]), float(us[i, 1])), float(t[i])
+    return None
 
 
 def goal_rank(standoff_m: float, clear: bool, max_from_object_m: float) -> int:
@@ -221,10 +355,7 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
     for turn in (sign * math.radians(a) for a in FAN_DEG for sign in (1.0, -1.0)):
         u = np.array([math.cos(base + turn), math.sin(base + turn)])
         pts = o[None, :] + ts[:, None] * u[None, :]
-        to = pts - c
-        rng = np.linalg.norm(to, axis=1)
-        heading = np.abs(np.remainder(np.arctan2(to[:, 1], to[:, 0]) - camera.yaw + math.pi, 2 * math.pi) - math.pi)
-        ok = (rng <= SEEN_RANGE_M) & (heading <= math.radians(SEEN_HALF_ANGLE_DEG))
+        ok = in_view(camera, pts)
         if not ok.any():
             continue
         idx = np.flatnonzero(ok)
@@ -232,15 +363,33 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
         idx = idx[_disc_hits(pts[idx], band, clearance_m) < MIN_OBSTACLE_POINTS]
         if idx.size == 0:
             continue
-        lo, hi = np.minimum(c, pts[idx].min(axis=0)) - SEEN_CORRIDOR_M, np.maximum(c, pts[idx].max(axis=0)) + SEEN_CORRIDOR_M
-        r = lane[np.all((lane >= lo) & (lane <= hi), axis=1)] - c  # per candidate, each reading's distance to
-        # the segment camera -> candidate
-        along = np.clip((r @ to[idx].T) / np.maximum(rng[idx] ** 2, 1e-9)[None, :], 0.0, 1.0)  # (M, K)
-        gap = np.hypot(r[:, :1] - along * to[idx, 0][None, :], r[:, 1:] - along * to[idx, 1][None, :])
-        free = np.sum(gap < SEEN_CORRIDOR_M, axis=0) < MIN_OBSTACLE_POINTS
+        free = corridor_free(c, pts[idx], lane)
         if free.any():  # nearest first: the first the camera saw free wins
             out.append(((float(u[0]), float(u[1])), float(ts[idx[int(np.argmax(free))]])))
     return out
+
+
+def corridor_free(camera_xy: np.ndarray, points: np.ndarray, lane: np.ndarray) -> np.ndarray:
+    """Per point of ``points`` (K, 2): fewer than MIN_OBSTACLE_POINTS of the camera's readings
+    ``lane`` (M, 2) lie within SEEN_CORRIDOR_M of the segment from ``camera_xy`` to it (nothing
+    hid the floor there from the camera)."""
+    c = np.asarray(camera_xy, dtype=float)
+    to = points - c
+    rng2 = np.maximum(np.sum(to ** 2, axis=1), 1e-9)
+    lo, hi = np.minimum(c, points.min(axis=0)) - SEEN_CORRIDOR_M, np.maximum(c, points.max(axis=0)) + SEEN_CORRIDOR_M
+    r = lane[np.all((lane >= lo) & (lane <= hi), axis=1)] - c  # per point, each reading's distance to
+    # the segment camera -> point
+    along = np.clip((r @ to.T) / rng2[None, :], 0.0, 1.0)  # (M, K)
+    gap = np.hypot(r[:, :1] - along * to[:, 0][None, :], r[:, 1:] - along * to[:, 1][None, :])
+    return np.sum(gap < SEEN_CORRIDOR_M, axis=0) < MIN_OBSTACLE_POINTS
+
+
+def in_view(camera: Pose, points: np.ndarray) -> np.ndarray:
+    """Per point of ``points`` (K, 2): within SEEN_HALF_ANGLE_DEG of the camera's heading and
+    SEEN_RANGE_M of it (where its depth reads the floor)."""
+    to = points - np.array([camera.x, camera.y])
+    heading = np.abs(np.remainder(np.arctan2(to[:, 1], to[:, 0]) - camera.yaw + math.pi, 2 * math.pi) - math.pi)
+    return (np.linalg.norm(to, axis=1) <= SEEN_RANGE_M) & (heading <= math.radians(SEEN_HALF_ANGLE_DEG))
 
 
 def _disc_hits(points: np.ndarray, obstacles: np.ndarray, clearance_m: float) -> np.ndarray:
@@ -324,7 +473,8 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     """(goal pose, source, the target's pooled position) for the answer's target: ``object_position`` (the stand-off pose of the
     module docstring; the centre itself when no view pose is known), ``frame_pose`` (no object
     position: where it was seen from), or (None, '')."""
-    from .ask.answer import SUPPORT_RELATION_LIMIT, merged_position, placed_on_support, supported_objects
+    from .ask.answer import (SUPPORT_RELATION_LIMIT, merged_position, placed_on_support, supported_objects,
+                             supports_of)
 
     node = sub.objects.get(target_id)
     view = next((f.pose for f in frames if f.pose and target_id in f.object_ids), None)
@@ -344,5 +494,8 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     if not views:
         return Pose.from_xy_yaw(pooled[0], pooled[1], 0.0), "object_position", pooled
     radius = object_radius(node.ray_stats, [v.width_m for v in views if v.width_m is not None])
-    goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m, max_from_object_m=max_from_object_m)
+    footprints = tuple(f for f in [Footprint.of(node.ray_stats, pooled), *(Footprint.of(n.ray_stats) for n in supports_of(
+        memory, rels, placed_node))] if f is not None)
+    goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m, max_from_object_m=max_from_object_m,
+                         footprints=footprints)
     return goal, "object_position", pooled

@@ -267,6 +267,13 @@ def placed_on_support(memory: "Memory", node: ObjectNode, rels: list[Relation],
     return replace(node, position=est[0], position_var=est[1]) if est else None
 
 
+def supports_of(memory: "Memory", rels: list[Relation], node: ObjectNode) -> list[ObjectNode]:
+    """What the object rests on or in (``rels``: its relations) and could stand on, given both
+    places (``_within_footprint``): the bed under a pillow. One object fetch."""
+    ids = _partners(rels, node.id, RESTS_ON, target_is_subject=True) if node.position is not None else []
+    return [o for o in memory.graph.get_objects(ids) if o.position is not None and _within_footprint(o, node)] if ids else []
+
+
 def supported_objects(memory: "Memory", target_id: str, rels: list[Relation]) -> list[ObjectNode]:
     """What was seen on, in or under the object (``rels``: its relations). One object fetch."""
     ids = _partners(rels, target_id, SUPPORT_PREDICATES, target_is_subject=False)
