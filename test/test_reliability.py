@@ -639,3 +639,24 @@ def test_a_named_thing_of_another_colour_is_not_the_one_asked_for(colour_memory,
     """"The black lamp": a white lamp is named by the word but not the thing asked for when a
     black light was seen too (a generated tour sent the robot 9.5 m to the white one)."""
     _assert_found(colour_memory, question, expected)
+
+
+# a lamp seen in the bedroom and hallway, and one the detector called a "light" in the office
+place_memory = _memory_fixture("place", [
+    {"id": "o-lamp", "label": "lamp", "description": "a medium white metal lamp", "attributes": {"color": "white"},
+     "affordances": ["give light"], "position": (8.0, 7.1), "seen": [1, 2, 3, 4], "places": ["bedroom", "hallway"]},
+    {"id": "o-light", "label": "light", "description": "a medium white metal light", "attributes": {"color": "white"},
+     "affordances": ["give light"], "position": (10.2, -3.1), "seen": [30, 31], "places": ["office"]},
+])
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Show me where the lamp in the office is.", "o-light"),
+    ("Where is the lamp in the bedroom?", "o-lamp"),
+    ("Where is the lamp?", "o-lamp"),
+])
+def test_a_named_thing_seen_in_another_place_is_not_the_one_asked_for(place_memory, question, expected):
+    """"The lamp in the office": the lamp the label names, seen only in the bedroom and hallway, is
+    not it when a light was seen in the office (on a fresh generated tour the found rule's
+    named-first order sent the robot 6.4 m to another room's plant)."""
+    _assert_found(place_memory, question, expected)

@@ -273,9 +273,9 @@ class FoundRule:
         if not named:
             return list(scores)
         # an object a label names comes before one only similar to it, and either comes before one
-        # seen in another colour than the one asked for (retrieval order otherwise)
+        # seen in another colour or place than the one asked for (retrieval order otherwise)
         return sorted((o for o in scores if scores[o] >= self.margin),
-                      key=lambda o: (_other_colour(sub.objects[o], pq), scores[o] < 1.0))
+                      key=lambda o: (_not_as_asked(sub.objects[o], pq), scores[o] < 1.0))
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
@@ -292,12 +292,15 @@ def _colours(text: str) -> set[str]:
     return {"gray" if w == "grey" else w for w in words(text) if w in COLORS}
 
 
-def _other_colour(node, pq: "ParsedQuery") -> bool:
-    """The question names a colour and the object was seen in another one only ("the black
-    lamp": a white lamp is a lamp, but not the one asked for when a black light was seen too)."""
+def _not_as_asked(node, pq: "ParsedQuery") -> bool:
+    """The question names a colour or a kind of place and the object was seen only in another
+    ("the black lamp": a white lamp is a lamp, but not the one asked for when a black light was
+    seen too; "the plant in the living room": not the plant seen in the hallway and office)."""
     asked = _colours(" ".join(pq.attributes))
     seen = _colours(str(node.attributes.get("color", ""))) or _colours(node.description)
-    return bool(asked and seen) and not asked & seen
+    if asked and seen and not asked & seen:
+        return True
+    return bool(pq.places and node.places) and not set(pq.places) & set(node.places)
 
 
 def _labels(node) -> list[str]:
