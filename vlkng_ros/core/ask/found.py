@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
-from .query import words
+from .query import FUNCTION_WORDS, PARTICLES, singular, words
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -73,6 +73,13 @@ BACKGROUND_QUANTILE = 0.9
 GLOSS_OFFSET = 0.28  # what a match through definitions must beat beyond ask.found_margin: "pear" and
 # "apple" (two fruits) have definitions 0.49 above background, "lamp" and "light" (source) 0.53
 GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": radiation, a light source)
+DEFINITION_DEPTH = 4  # steps up from what an activity acts on (its commonest sense) to a word of a
+# definition: "jacket" -> coat, overgarment, garment, clothing ("clothes", wardrobe's "storage space
+# for clothes", is clothing one step up)
+DEFINITION_FLOOR_SHARE = 0.5  # below the floor, a thing whose definition serves an activity still needs
+# this share of it: the retrieval relates it to the question at all (a wardrobe 0.28 for "put away my
+# jacket"; a bowl "for holding liquids" is 0.15 for "boil water")
+DEFINITION_PURPOSE = ("for", "to", "which", "where", "used")  # what follows says what a thing is for
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 
@@ -91,6 +98,7 @@ class FoundRule:
         self._bg: np.ndarray | None = None
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self._definitions: dict[str, list[tuple[dict[str, int], frozenset[str]]]] = {}
 
     def _vecs(self, texts: list[str]) -> np.ndarray:
         """Embeddings, cached (labels and phrases repeat from question to question)."""
@@ -238,13 +246,94 @@ class FoundRule:
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
         return any(words(a)[:1] and words(a)[0] in verbs for a in node.affordances)
 
+    def _thing_word(self, word: str) -> str:
+        """The word as a thing's name ("hands": hand, not the "hands" that are workers), or ""."""
+        for form in dict.fromkeys((singular(word), word)):
+            if self.lexicon.names_a_thing(form):
+                return form
+        return ""
+
+    def _definition_words(self, label: str) -> list[tuple[dict[str, int], frozenset[str]]]:
+        """Per definition of the label and its kinds (``Lexicon.kind_definitions``): the things
+        its purpose names (the words after its first ``DEFINITION_PURPOSE`` word: "a table at
+        which *meals are served*", not the "light" of "a small light table"), each with what it
+        is a kind of one step up (word -> steps), and all its words (for the verb)."""
+        key = label.lower()
+        with self._lock:
+            hit = self._definitions.get(key)
+        if hit is None:
+            hit = []
+            for text in self.lexicon.kind_definitions(key):
+                tokens = words(text)
+                start = next((i for i, w in enumerate(tokens) if w in DEFINITION_PURPOSE), len(tokens))
+                found: dict[str, int] = {}
+                for w in dict.fromkeys(self._thing_word(w) for w in tokens[start + 1:] if w not in FUNCTION_WORDS):
+                    for kind, steps in self.lexicon.ancestors(w, 1, 1).items():
+                        found[kind] = min(found.get(kind, steps), steps)
+                hit.append((found, frozenset(tokens)))
+            with self._lock:
+                if len(self._definitions) > 4096:
+                    self._definitions.clear()
+                self._definitions[key] = hit
+        return hit
+
+    def definition_fit(self, phrase: str, labels: list[str]) -> tuple[int, int] | None:
+        """Does a thing seen as ``labels`` serve the activity ``phrase`` by its dictionary
+        definitions or those of its kinds? ``phrase`` is a verb and what it acts on ("have meal",
+        "put away jacket", "wash hands"); a definition serves it when it names what is acted on or
+        a kind of it up to ``DEFINITION_DEPTH`` steps ("a table at which meals are served": the
+        dining table, a kind of table; "storage space for clothes": jackets are clothing). The
+        sort key (best first): -(things named + the verb itself in that definition: a washbasin
+        is "where you can wash your hands", a hand towel only "dries the hands"), total steps.
+        None when no definition names them or the phrase names no thing after its verb."""
+        pw = words(phrase)
+        acted = [w for w in dict.fromkeys(self._thing_word(w) for w in pw[1:]
+                                          if w not in PARTICLES and w not in FUNCTION_WORDS) if w]
+        if not acted:
+            return None
+        kinds = [self.lexicon.ancestors(w, DEFINITION_DEPTH, 1) for w in acted]
+        verb = pw[0]
+        forms = {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+        best = None
+        for lab in dict.fromkeys(labels):
+            for named, text in self._definition_words(lab):
+                steps = [min((k[w] + s for w, s in named.items() if w in k), default=None) for k in kinds]
+                steps = [s for s in steps if s is not None]
+                if steps:
+                    key = (-(len(steps) + bool(forms & text)), sum(steps))
+                    best = key if best is None or key < best else best
+        return best
+
+    def _serving(self, sub: "Subgraph", pq: "ParsedQuery") -> list[str]:
+        """An activity's targets: those above the relevance floor that serve it (``serves``), in
+        retrieval order except that the ones whose definitions serve it (``definition_fit``)
+        take their places best fit first ("have a meal": the table, whose kind "a table at which
+        meals are served" names the meal, before a bowl "for serving soup"). When none above the
+        floor serves it, the best-defined thing the retrieval still relates to it (relevance at
+        least ``DEFINITION_FLOOR_SHARE`` of the floor): the rule's own judgement over the fused
+        relevance ("put away my jacket": the wardrobe, "storage space for clothes", at 0.28)."""
+        serving = [o for o in sub.targets() if o in sub.objects
+                   and (not pq.target or self.serves(pq.target, sub.objects[o]))]
+        fit = {}
+        for o in serving if pq.target else []:
+            key = self.definition_fit(pq.target, _labels(sub.objects[o]))
+            if key is not None:
+                fit[o] = key
+        above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor]
+        if above:
+            places = [i for i, o in enumerate(above) if o in fit]
+            for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
+                above[i] = o
+            return above
+        low = [o for o in fit if sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
+        return sorted(low, key=lambda o: fit[o])[:1]
+
     def _candidates(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[list[str], bool]:
         """(targets to check, does the question name a thing). A named thing's targets are
         checked on their own evidence even below the retrieval's relevance floor (a "hamper" the
-        fused retrieval ranked low is still a laundry basket); an activity keeps the floor."""
+        fused retrieval ranked low is still a laundry basket); an activity's are ``_serving``."""
         if not self.names_thing(pq):
-            return [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= self.floor
-                    and (not pq.target or self.serves(pq.target, sub.objects[o]))], False
+            return self._serving(sub, pq), False
         targets = [o for o in sub.targets() if o in sub.objects]
         above = [o for o in targets if sub.relevance.get(o, 0.0) >= self.floor]
         return above[:MAX_CHECKED] + [o for o in targets if o not in above][:MAX_CHECKED], True
