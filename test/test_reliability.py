@@ -618,3 +618,38 @@ parse_memory = _memory_fixture("found4p", _things(
 def test_noun_phrases_relative_clauses_and_spellings_are_read_as_meant(parse_memory, question, expected):
     _assert_found(parse_memory, question, expected)
 
+
+
+# a dining room and a hall: things whose dictionary definitions say what they are for
+use_memory = _memory_fixture("found5u", _things(
+    ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (1.0, 1.0), [1, 2]),
+    ("o-bowl", "bowl", "a white ceramic bowl", ["hold fruit", "eat from"], (1.3, 1.2), [2, 3]),
+    ("o-apple", "apple", "a red apple", ["eat"], (1.5, 1.0), [3, 4]),
+    ("o-wardrobe", "wardrobe", "a brown wood wardrobe", ["store clothes in"], (6.0, 1.0), [5, 6]),
+    ("o-backpack", "backpack", "a blue fabric backpack", ["carry things"], (7.0, 2.0), [7, 8]),
+    ("o-umbrella", "umbrella", "a black umbrella", ["keep dry in the rain"], (7.5, 2.5), [8, 9]),
+    ("o-helmet", "helmet", "a white plastic helmet", ["protect your head"], (7.0, 3.0), [9, 10]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    # "have" was a function word: the meal was a thing to find, and nothing seen is a meal. The
+    # table's kind "a table at which meals are served" names it (the apple and bowl are eaten / eaten from)
+    ("Where can I have a meal?", "o-table"),
+    # retrieval relates the wardrobe to the jacket by 0.28 only (under the 0.36 floor): its
+    # definition, "storage space for clothes", and a jacket is clothing, decides
+    ("Where should I put away my jacket?", "o-wardrobe"),
+])
+def test_an_activity_is_served_by_what_a_thing_is_defined_for(use_memory, question, expected):
+    _assert_found(use_memory, question, expected)
+
+
+@pytest.mark.parametrize("question", [
+    # nothing seen is, or is defined for, a shower or a bath: the umbrella (to keep dry in the
+    # rain) is 0.72 related to "have a shower", a table "that has a drop-leaf to enlarge its
+    # surface" is an artifact as a bath is: neither serves it
+    "Where can I have a shower?", "Where can I have a bath?",
+    "where is '; DROP TABLE objects; --?",  # a definition naming a table serves no "drop table"
+])
+def test_an_activity_nothing_is_defined_for_stays_not_seen(use_memory, question):
+    _assert_not_seen(use_memory, question)

@@ -47,12 +47,13 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
-from .query import FUNCTION_WORDS, PARTICLES, singular, words
+from .query import FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, singular, words
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -296,15 +297,22 @@ class FoundRule:
         forms = {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
         best = None
         for lab in dict.fromkeys(labels):
+            own = (self.lexicon.ancestors(lab, DEFINITION_DEPTH + 1)
+                   or self.lexicon.ancestors(words(lab)[-1], DEFINITION_DEPTH + 1))
             for named, text in self._definition_words(lab):
-                steps = [min((k[w] + s for w, s in named.items() if w in k), default=None) for k in kinds]
+                # a kind of thing the label is itself says nothing of its use: a bath and the
+                # teacups of "a bowl into which the dregs of teacups are emptied" are containers,
+                # a shower and the surface of "a table that has a drop-leaf to enlarge its surface"
+                # artifacts, as the bowl and the table are
+                steps = [min((k[w] + s for w, s in named.items() if w in k and w not in own), default=None)
+                         for k in kinds]
                 steps = [s for s in steps if s is not None]
                 if steps:
                     key = (-(len(steps) + bool(forms & text)), sum(steps))
                     best = key if best is None or key < best else best
         return best
 
-    def _serving(self, sub: "Subgraph", pq: "ParsedQuery") -> list[str]:
+    def _serving(self, sub: "Subgraph", pq: "ParsedQuery", defined_only: bool = False) -> list[str]:
         """An activity's targets: those above the relevance floor that serve it (``serves``), in
         retrieval order except that the ones whose definitions serve it (``definition_fit``)
         take their places best fit first ("have a meal": the table, whose kind "a table at which
@@ -319,7 +327,7 @@ class FoundRule:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
             if key is not None:
                 fit[o] = key
-        above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor]
+        above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
@@ -340,7 +348,15 @@ class FoundRule:
 
     def _scores(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[dict[str, float], bool]:
         """(each checked target's ``match``, retrieval order; does the question name a thing).
-        For an activity every target kept by ``_candidates`` serves it: 1.0."""
+        For an activity every target kept by ``_candidates`` serves it: 1.0. After a light verb
+        ("have a bath", "have a meal") the thing is looked for by name first (the bathtub), and
+        only when nothing seen is it, among what is defined for it (the table)."""
+        pw = words(pq.target)
+        if len(pw) > 1 and pw[0] in LIGHT_VERBS:
+            scores, named = self._scores(sub, replace(pq, target=" ".join(pw[1:])))
+            if named and any(v >= self.margin for v in scores.values()):
+                return scores, True
+            return {o: 1.0 for o in self._serving(sub, pq, defined_only=True)}, False
         targets, named = self._candidates(sub, pq)
         if not named:
             return {o: 1.0 for o in targets}, False
