@@ -80,6 +80,8 @@ DEFINITION_DEPTH = 4  # steps up from what an activity acts on (its commonest se
 DEFINITION_FLOOR_SHARE = 0.5  # below the floor, a thing whose definition serves an activity still needs
 # this share of it: the retrieval relates it to the question at all (a wardrobe 0.28 for "put away my
 # jacket"; a bowl "for holding liquids" is 0.15 for "boil water")
+VERB_MARKERS = ("to", "can", "could", "may", "will", "would", "must")  # the word after one is a verb:
+# "where you can *wash* your hands" names no wash (laundry)
 DEFINITION_PURPOSE = ("for", "to", "which", "where", "used")  # what follows says what a thing is for
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
@@ -255,7 +257,8 @@ class FoundRule:
         return ""
 
     def _definition_words(self, label: str) -> list[tuple[dict[str, int], frozenset[str]]]:
-        """Per definition of the label and its kinds (``Lexicon.kind_definitions``): the things
+        """Per definition of the label's commonest sense that is a thing (not a mug's "human
+        face") and its kinds (``Lexicon.kind_definitions``): the things
         its purpose names (the words after its first ``DEFINITION_PURPOSE`` word: "a table at
         which *meals are served*", not the "light" of "a small light table"), each with what it
         is a kind of one step up (word -> steps), and all its words (for the verb)."""
@@ -264,11 +267,13 @@ class FoundRule:
             hit = self._definitions.get(key)
         if hit is None:
             hit = []
-            for text in self.lexicon.kind_definitions(key):
+            for text in self.lexicon.kind_definitions(key, 1):
                 tokens = words(text)
                 start = next((i for i, w in enumerate(tokens) if w in DEFINITION_PURPOSE), len(tokens))
                 found: dict[str, int] = {}
-                for w in dict.fromkeys(self._thing_word(w) for w in tokens[start + 1:] if w not in FUNCTION_WORDS):
+                purpose = [w for i, w in enumerate(tokens) if i > start and w not in FUNCTION_WORDS
+                           and tokens[i - 1] not in VERB_MARKERS]
+                for w in dict.fromkeys(self._thing_word(w) for w in purpose):
                     for kind, steps in self.lexicon.ancestors(w, 1, 1).items():
                         found[kind] = min(found.get(kind, steps), steps)
                 hit.append((found, frozenset(tokens)))
