@@ -77,6 +77,9 @@ GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": 
 DEFINITION_DEPTH = 4  # steps up from what an activity acts on (its commonest sense) to a word of a
 # definition: "jacket" -> coat, overgarment, garment, clothing ("clothes", wardrobe's "storage space
 # for clothes", is clothing one step up)
+DEFINITION_ADMIT_STEPS = 1  # below the floor only a definition naming what is acted on, a kind of it or
+# what it is a kind of ("a shelf on which to keep books"): one farther ("storage space for clothes",
+# 5 steps from a jacket; "armor for the head", 2 from a face) only orders things above the floor
 DEFINITION_FLOOR_SHARE = 0.5  # below the floor, a thing whose definition serves an activity still needs
 # this share of it: the retrieval relates it to the question at all (a wardrobe 0.28 for "put away my
 # jacket"; a bowl "for holding liquids" is 0.15 for "boil water")
@@ -323,8 +326,10 @@ class FoundRule:
         take their places best fit first ("have a meal": the table, whose kind "a table at which
         meals are served" names the meal, before a bowl "for serving soup"). When none above the
         floor serves it, the best-defined thing the retrieval still relates to it (relevance at
-        least ``DEFINITION_FLOOR_SHARE`` of the floor): the rule's own judgement over the fused
-        relevance ("put away my jacket": the wardrobe, "storage space for clothes", at 0.28)."""
+        least ``DEFINITION_FLOOR_SHARE`` of the floor) when its definition names what is acted on
+        closely (``DEFINITION_ADMIT_STEPS``): the rule's own judgement over the fused relevance.
+        "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
+        steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
         serving = [o for o in sub.targets() if o in sub.objects
                    and (not pq.target or self.serves(pq.target, sub.objects[o]))]
         fit = {}
@@ -338,7 +343,8 @@ class FoundRule:
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
                 above[i] = o
             return above
-        low = [o for o in fit if sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
+        low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS
+               and sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
         return sorted(low, key=lambda o: fit[o])[:1]
 
     def _candidates(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[list[str], bool]:
