@@ -34,7 +34,10 @@ than by a constant fit to one world:
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
   unless its affordances hold the verb. A determiner before the phrase ("the low table", with
   colour/size words between: "the pink scatter cushion") makes it a thing, whatever its first
-  word could also be; "that" after a noun is no determiner ("something that gives light").
+  word could also be; "that" after a noun is no determiner ("something that gives light");
+* an activity's serving targets are ordered by what their dictionary definitions say they are for
+  (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
+  and after a light verb ("have a bath") the thing is looked for by name first.
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
