@@ -5,6 +5,10 @@ For each seed a tour is generated (eval/sim) and built, then every presence ques
 (eval/absent.py) is asked once; each answer's score (core/ask/found.py FoundRule.score) decides "found" at every margin of the curve, so one pass gives the whole curve.
 
     python bench/bench_absent.py --seeds 41 42 --minutes 1 --work /tmp/absent
+
+``--activities``: the same two sides for questions naming a use ("where can I have a meal?",
+eval/absent.py activity_questions), each asked once through the engine: found with a goal at a
+thing of a class that affords it (present), found at all (absent: a false find).
 """
 
 from __future__ import annotations
@@ -58,6 +62,40 @@ def scores_for(tour: Path, mem: Path) -> list[tuple[bool, float, str, str]]:
     return out
 
 
+def activity_answers(tour: Path, mem: Path) -> list[tuple[bool, str, str]]:
+    """(present, verdict, question) per activity question: verdict "right" (found, the target
+    node holds a class affording it), "wrong" (found, another class), "not found"."""
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.types import AskRequest
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.memory import Memory
+    from vlkng_ros.eval.absent import activity_questions, held_classes
+
+    cfg = VlkngConfig()
+    out = []
+    with Memory.open(mem, cfg, read_only=True) as memory:
+        engine = AskEngine(memory, cfg)
+        main_class = {n: lab for lab, h in held_classes(memory, tour).items() for n in h["held"]}
+        for q in activity_questions(tour):
+            res = engine.ask(AskRequest(q.question, [], 3))
+            got = main_class.get(res.target_object_id, "?") if res.found else ""
+            verdict = "not found" if not res.found else "right" if got in q.label.split("|") else "wrong"
+            out.append((q.present, verdict, f"{q.question} -> {got or '-'}"
+                        + (f" (wants {q.label})" if q.present and verdict != "right" else "")))
+    return out
+
+
+def report_activities(rows: list[tuple[bool, str, str]]) -> None:
+    present = [r for r in rows if r[0]]
+    absent = [r for r in rows if not r[0]]
+    share = lambda rs, v: sum(r[1] in v for r in rs) / max(1, len(rs))  # noqa: E731
+    print(f"activity questions: {len(present)} present, {len(absent)} absent")
+    print(f"present: found right {share(present, ('right',)):.3f}, found {share(present, ('right', 'wrong')):.3f}; "
+          f"absent: false-found {share(absent, ('right', 'wrong')):.3f}")
+    print("present, not right:", [q for _, v, q in present if v != "right"])
+    print("absent, found:", [q for _, v, q in absent if v != "not found"])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, nargs="+", required=True)
@@ -67,6 +105,7 @@ def main() -> int:
     ap.add_argument("--build-only", action="store_true", help="generate and build the memories, ask nothing "
                     "(prepare fresh seeds without reading them)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--activities", action="store_true", help="ask the activity questions instead (see above)")
     args = ap.parse_args()
     from vlkng_ros.core.config import VlkngConfig
     from vlkng_ros.core.memory import Memory
@@ -74,6 +113,7 @@ def main() -> int:
     from vlkng_ros.eval.sim import generate_tour
 
     rows: list[tuple[bool, float, str, str]] = []
+    acts: list[tuple[bool, str, str]] = []
     for seed in args.seeds:
         name = f"s{seed}{'v' if args.varied else ''}"
         tour = Path(args.work) / name
@@ -84,9 +124,14 @@ def main() -> int:
             cfg = VlkngConfig()
             with Memory.open(mem, cfg) as m:
                 build_tour(tour, m, cfg, progress=False)
-        if not args.build_only:
+        if args.activities:
+            acts += activity_answers(tour, mem)
+        elif not args.build_only:
             rows += scores_for(tour, mem)
     if args.build_only:
+        return 0
+    if args.activities:
+        report_activities(acts)
         return 0
     present = np.array([s for p, s, _, _ in rows if p])
     absent = np.array([s for p, s, _, h in rows if not p and h != "shared"])

@@ -160,6 +160,10 @@ def test_ger_finds_what_only_embeddings_can(tmp_path):
     ("Take me to the easy chair.", "easy chair", []),                     # a command names its target
     ("Could you take me to the red mug on the table?", "mug", [("on", "table")]),
     ("Where could I take a nap?", "take nap", []),                        # "take" is not always a command
+    ("Where can I have a meal?", "have meal", []),                        # "have" + a thing: a use, not the meal
+    ("Where could I have a long soak?", "have long soak", []),
+    ("Have you seen my mug?", "mug", []),                                 # "have" asking: no activity
+    ("Where can I have it?", "", []),                                     # nothing after "have": as before
 ])
 def test_activity_questions_keep_their_verb_particles(question, target, relations):
     from vlkng_ros.core.ask.query import parse_offline

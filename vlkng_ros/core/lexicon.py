@@ -87,6 +87,13 @@ class Lexicon(Protocol):
         """The term's dictionary form ("benches" -> "bench", "WC" -> "w.c."), else the term."""
         ...
 
+    def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+        """Whole definitions (no examples) of the term's ``senses`` most common senses that name a
+        tangible thing and of their direct kinds: what it and its kinds are for ("table": "a
+        table at which meals are served", the dining table's; "sink": the washbasin's "where you
+        can wash your hands and face")."""
+        ...
+
 
 class NoLexicon:
     name = "none"
@@ -108,6 +115,9 @@ class NoLexicon:
 
     def base_form(self, term: str) -> str:
         return term.lower()
+
+    def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+        return []
 
 
 def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
@@ -269,7 +279,8 @@ class WordNetLexicon:
     def senses(self, term: str) -> tuple[str, tuple[int, ...]]:
         """(the dictionary form found, its synset offsets, most frequent sense first). Tries the
         term as written, its base form (noun.exc irregular plurals, then regular -s/-es/-ies),
-        and dotted acronyms ("WC" -> "w.c.")."""
+        dotted acronyms ("WC" -> "w.c.") and a compound's words written together ("tea kettle"
+        -> "teakettle")."""
         tables = self._load_tables()
         key = _lemma_key(term)
         if not key:
@@ -280,6 +291,8 @@ class WordNetLexicon:
                 forms.append(key[: -len(suffix)] + repl)
         if key.isalpha() and 2 <= len(key) <= 4:
             forms.append(".".join(key) + ".")
+        if "_" in key:
+            forms.append(key.replace("_", ""))  # written apart, listed together ("tea kettle": teakettle)
         for form in forms:
             offsets = tables.offsets(form) if form else None
             if offsets is not None:
@@ -344,6 +357,21 @@ class WordNetLexicon:
                 for offset in offsets[:senses]:
                     # "| a piece of furniture with shelves for storing books; ..." -> its first clause
                     gloss = self._data_line(offset).partition(" | ")[2].split(";")[0].strip()
+                    if gloss:
+                        out.append(gloss)
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+                return []
+        return out
+
+    def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+        out = []
+        with self._lock:
+            try:
+                _, offsets = self.senses(term)
+                mine = [o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:senses]
+                for offset in dict.fromkeys([*mine, *(k for o in mine for k in self.synset(o).hyponyms)]):
+                    gloss = re.sub(r'"[^"]*"', "", self._data_line(offset).partition(" | ")[2]).strip(" ;\r\n")
                     if gloss:
                         out.append(gloss)
             except (OSError, ValueError, IndexError, KeyError) as e:

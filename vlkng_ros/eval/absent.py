@@ -9,6 +9,10 @@ alarm clock for "clock" is not a false "found". Separately (``shares_word``), co
 share a word with something seen but end in the head noun of an absent thing ("coffee machine"
 with a coffee table seen and no machine in the world, "desk drawer" with a desk): built by
 that rule from the world's own labels, so every world asks its own.
+
+``activity_questions``: the same two sides for questions that name a use, not a thing ("where can
+I have a meal?"): present when a class the tour saw affords it, absent when no class in the world
+does (the catalog's own activity and affordance phrasings).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sim.catalog import CLASSES
+from .sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, CLASSES
 
 OUTSIDE_CATALOG = (
     "piano", "bicycle", "microwave", "washing machine", "guitar", "fireplace", "printer",
@@ -46,15 +50,8 @@ def _words(text: str) -> set[str]:
 
 def presence_questions(tour_dir: str | Path) -> list[PresenceQuestion]:
     """Present and absent questions of one generated tour (deterministic)."""
-    root = Path(tour_dir)
-    world = json.loads((root / "world.json").read_text())
-    seen_tracks: set[str] = set()
-    with open(root / "annotations.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                seen_tracks.update(o["gt_track"] for o in json.loads(line).get("objects", []))
-    in_world = {o["label"] for o in world["objects"]}
-    seen = sorted({o["label"] for o in world["objects"] if o["gt_track"] in seen_tracks})
+    in_world, seen_set = _world_classes(Path(tour_dir))
+    seen = sorted(seen_set)
     world_words = set().union(*(_words(lab) for lab in in_world)) if in_world else set()
     for lab in in_world:
         if lab in CLASSES:
@@ -76,6 +73,33 @@ def presence_questions(tour_dir: str | Path) -> list[PresenceQuestion]:
         compound = f"{first} {head}"
         out.append(PresenceQuestion(TEMPLATES[i % len(TEMPLATES)].format(compound), compound, False,
                                     shares_word=True))
+    return out
+
+
+def _world_classes(root: Path) -> tuple[set[str], set[str]]:
+    """(labels in the world, labels of those the tour saw: an annotated box in some frame)."""
+    world = json.loads((root / "world.json").read_text())
+    seen_tracks: set[str] = set()
+    with open(root / "annotations.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                seen_tracks.update(o["gt_track"] for o in json.loads(line).get("objects", []))
+    return ({o["label"] for o in world["objects"]},
+            {o["label"] for o in world["objects"] if o["gt_track"] in seen_tracks})
+
+
+def activity_questions(tour_dir: str | Path) -> list[PresenceQuestion]:
+    """Questions for a use ("where can I have a meal?", "something to boil water with"): present
+    when a class the tour saw affords it (``label``: those classes, "|"-joined), absent when no
+    class in the world does; a use only unseen things in the world afford is not asked."""
+    in_world, seen = _world_classes(Path(tour_dir))
+    out: list[PresenceQuestion] = []
+    for affordance, phrasings in [*ACTION_PHRASES.items(), *AFFORDANCE_PHRASES.items()]:
+        classes = {c for c, k in CLASSES.items() if affordance in k.affordances}
+        if classes & seen:
+            out += [PresenceQuestion(q, affordance, True, "|".join(sorted(classes & seen))) for q in phrasings]
+        elif not classes & in_world:
+            out += [PresenceQuestion(q, affordance, False) for q in phrasings]
     return out
 
 

@@ -34,7 +34,10 @@ than by a constant fit to one world:
   and an object the activity only names as what is acted on ("DROP TABLE") does not serve it
   unless its affordances hold the verb. A determiner before the phrase ("the low table", with
   colour/size words between: "the pink scatter cushion") makes it a thing, whatever its first
-  word could also be; "that" after a noun is no determiner ("something that gives light").
+  word could also be; "that" after a noun is no determiner ("something that gives light");
+* an activity's serving targets are ordered by what their dictionary definitions say they are for
+  (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
+  and after a light verb ("have a bath") the thing is looked for by name first.
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -47,12 +50,13 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
-from .query import COLORS, words
+from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, singular, words
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -73,6 +77,18 @@ BACKGROUND_QUANTILE = 0.9
 GLOSS_OFFSET = 0.28  # what a match through definitions must beat beyond ask.found_margin: "pear" and
 # "apple" (two fruits) have definitions 0.49 above background, "lamp" and "light" (source) 0.53
 GLOSS_SENSES = 2  # a label's definitions: its two most common senses ("light": radiation, a light source)
+DEFINITION_DEPTH = 4  # steps up from what an activity acts on (its commonest sense) to a word of a
+# definition: "jacket" -> coat, overgarment, garment, clothing ("clothes", wardrobe's "storage space
+# for clothes", is clothing one step up)
+DEFINITION_ADMIT_STEPS = 1  # below the floor only a definition naming what is acted on, a kind of it or
+# what it is a kind of ("a shelf on which to keep books"): one farther ("storage space for clothes",
+# 5 steps from a jacket; "armor for the head", 2 from a face) only orders things above the floor
+DEFINITION_FLOOR_SHARE = 0.5  # below the floor, a thing whose definition serves an activity still needs
+# this share of it: the retrieval relates it to the question at all (a wardrobe 0.28 for "put away my
+# jacket"; a bowl "for holding liquids" is 0.15 for "boil water")
+VERB_MARKERS = ("to", "can", "could", "may", "will", "would", "must")  # the word after one is a verb:
+# "where you can *wash* your hands" names no wash (laundry)
+DEFINITION_PURPOSE = ("for", "to", "which", "where", "used")  # what follows says what a thing is for
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 
@@ -91,6 +107,7 @@ class FoundRule:
         self._bg: np.ndarray | None = None
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self._definitions: dict[str, list[tuple[dict[str, int], frozenset[str]]]] = {}
 
     def _vecs(self, texts: list[str]) -> np.ndarray:
         """Embeddings, cached (labels and phrases repeat from question to question)."""
@@ -238,20 +255,122 @@ class FoundRule:
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
         return any(words(a)[:1] and words(a)[0] in verbs for a in node.affordances)
 
+    def _thing_word(self, word: str) -> str:
+        """The word as a thing's name ("hands": hand, not the "hands" that are workers), or ""."""
+        for form in dict.fromkeys((singular(word), word)):
+            if self.lexicon.names_a_thing(form):
+                return form
+        return ""
+
+    def _definition_words(self, label: str) -> list[tuple[dict[str, int], frozenset[str]]]:
+        """Per definition of the label's commonest sense that is a thing (not a mug's "human
+        face") and its kinds (``Lexicon.kind_definitions``): the things
+        its purpose names (the words after its first ``DEFINITION_PURPOSE`` word: "a table at
+        which *meals are served*", not the "light" of "a small light table"), each with what it
+        is a kind of one step up (word -> steps), and all its words (for the verb)."""
+        key = label.lower()
+        with self._lock:
+            hit = self._definitions.get(key)
+        if hit is None:
+            hit = []
+            for text in self.lexicon.kind_definitions(key, 1):
+                tokens = words(text)
+                start = next((i for i, w in enumerate(tokens) if w in DEFINITION_PURPOSE), len(tokens))
+                found: dict[str, int] = {}
+                purpose = [w for i, w in enumerate(tokens) if i > start and w not in FUNCTION_WORDS
+                           and tokens[i - 1] not in VERB_MARKERS]
+                for w in dict.fromkeys(self._thing_word(w) for w in purpose):
+                    for kind, steps in self.lexicon.ancestors(w, 1, 1).items():
+                        found[kind] = min(found.get(kind, steps), steps)
+                hit.append((found, frozenset(tokens)))
+            with self._lock:
+                if len(self._definitions) > 4096:
+                    self._definitions.clear()
+                self._definitions[key] = hit
+        return hit
+
+    def definition_fit(self, phrase: str, labels: list[str]) -> tuple[int, int] | None:
+        """Does a thing seen as ``labels`` serve the activity ``phrase`` by its dictionary
+        definitions or those of its kinds? ``phrase`` is a verb and what it acts on ("have meal",
+        "put away jacket", "wash hands"); a definition serves it when it names what is acted on or
+        a kind of it up to ``DEFINITION_DEPTH`` steps ("a table at which meals are served": the
+        dining table, a kind of table; "storage space for clothes": jackets are clothing). The
+        sort key (best first): -(things named + the verb itself in that definition: a washbasin
+        is "where you can wash your hands", a hand towel only "dries the hands"), total steps.
+        None when no definition names them or the phrase names no thing after its verb."""
+        pw = words(phrase)
+        acted = [w for w in dict.fromkeys(self._thing_word(w) for w in pw[1:]
+                                          if w not in PARTICLES and w not in FUNCTION_WORDS) if w]
+        if not acted:
+            return None
+        kinds = [self.lexicon.ancestors(w, DEFINITION_DEPTH, 1) for w in acted]
+        verb = pw[0]
+        forms = {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+        best = None
+        for lab in dict.fromkeys(labels):
+            own = (self.lexicon.ancestors(lab, DEFINITION_DEPTH + 1)
+                   or self.lexicon.ancestors(words(lab)[-1], DEFINITION_DEPTH + 1))
+            for named, text in self._definition_words(lab):
+                # a kind of thing the label is itself says nothing of its use: a bath and the
+                # teacups of "a bowl into which the dregs of teacups are emptied" are containers,
+                # a shower and the surface of "a table that has a drop-leaf to enlarge its surface"
+                # artifacts, as the bowl and the table are
+                steps = [min((k[w] + s for w, s in named.items() if w in k and w not in own), default=None)
+                         for k in kinds]
+                steps = [s for s in steps if s is not None]
+                if steps:
+                    key = (-(len(steps) + bool(forms & text)), sum(steps))
+                    best = key if best is None or key < best else best
+        return best
+
+    def _serving(self, sub: "Subgraph", pq: "ParsedQuery", defined_only: bool = False) -> list[str]:
+        """An activity's targets: those above the relevance floor that serve it (``serves``), in
+        retrieval order except that the ones whose definitions serve it (``definition_fit``)
+        take their places best fit first ("have a meal": the table, whose kind "a table at which
+        meals are served" names the meal, before a bowl "for serving soup"). When none above the
+        floor serves it, the best-defined thing the retrieval still relates to it (relevance at
+        least ``DEFINITION_FLOOR_SHARE`` of the floor) when its definition names what is acted on
+        closely (``DEFINITION_ADMIT_STEPS``): the rule's own judgement over the fused relevance.
+        "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
+        steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
+        serving = [o for o in sub.targets() if o in sub.objects
+                   and (not pq.target or self.serves(pq.target, sub.objects[o]))]
+        fit = {}
+        for o in serving if pq.target else []:
+            key = self.definition_fit(pq.target, _labels(sub.objects[o]))
+            if key is not None:
+                fit[o] = key
+        above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
+        if above:
+            places = [i for i, o in enumerate(above) if o in fit]
+            for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
+                above[i] = o
+            return above
+        low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS
+               and sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
+        return sorted(low, key=lambda o: fit[o])[:1]
+
     def _candidates(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[list[str], bool]:
         """(targets to check, does the question name a thing). A named thing's targets are
         checked on their own evidence even below the retrieval's relevance floor (a "hamper" the
-        fused retrieval ranked low is still a laundry basket); an activity keeps the floor."""
+        fused retrieval ranked low is still a laundry basket); an activity's are ``_serving``."""
         if not self.names_thing(pq):
-            return [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= self.floor
-                    and (not pq.target or self.serves(pq.target, sub.objects[o]))], False
+            return self._serving(sub, pq), False
         targets = [o for o in sub.targets() if o in sub.objects]
         above = [o for o in targets if sub.relevance.get(o, 0.0) >= self.floor]
         return above[:MAX_CHECKED] + [o for o in targets if o not in above][:MAX_CHECKED], True
 
     def _scores(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[dict[str, float], bool]:
         """(each checked target's ``match``, retrieval order; does the question name a thing).
-        For an activity every target kept by ``_candidates`` serves it: 1.0."""
+        For an activity every target kept by ``_candidates`` serves it: 1.0. After a light verb
+        ("have a bath", "have a meal") the thing is looked for by name first (the bathtub), and
+        only when nothing seen is it, among what is defined for it (the table)."""
+        pw = words(pq.target)
+        if len(pw) > 1 and pw[0] in LIGHT_VERBS:
+            scores, named = self._scores(sub, replace(pq, target=" ".join(pw[1:])))
+            if named and any(v >= self.margin for v in scores.values()):
+                return scores, True
+            return {o: 1.0 for o in self._serving(sub, pq, defined_only=True)}, False
         targets, named = self._candidates(sub, pq)
         if not named:
             return {o: 1.0 for o in targets}, False

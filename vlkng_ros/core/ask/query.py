@@ -25,6 +25,10 @@ RELATION_PREDICATES = [
     "above", "below", "inside", "against", "by", "on", "in", "at",
 ]
 SINGLE_WORD_PREDICATES = {p for p in RELATION_PREDICATES if " " not in p}
+# Words that complete a verb rather than name what it acts on ("put *away* my jacket", "sit *down*")
+PARTICLES = SINGLE_WORD_PREDICATES | {"up", "down", "away", "out", "off", "back", "over", "around"}
+# A verb that asks for a place to have something done, not for the thing ("where can I have a meal?")
+LIGHT_VERBS = ("have",)
 PREDICATE_CANON = {"on top of": "on", "beneath": "under", "underneath": "under", "below": "under",
                    "beside": "next to", "by": "next to", "close to": "near", "inside": "in"}
 TIME_CUES = {
@@ -224,9 +228,9 @@ def parse_offline(question: str) -> ParsedQuery:
     activity = ACTIVITY_RE.match(question)
     if activity and not pq.time:
         verb = next(iter(words(activity.group(1))), "")
-        if verb and verb not in FUNCTION_WORDS:  # "where can I find/see X" asks for X itself
+        if verb and (verb not in FUNCTION_WORDS or verb in LIGHT_VERBS):  # "where can I find/see X" asks for X
             phrase, attrs, places = _phrase(words(activity.group(1)))
-            toks = phrase.split()
+            toks = [verb] * (verb in LIGHT_VERBS and bool(phrase)) + phrase.split()
             while toks and toks[-1] in SINGLE_WORD_PREDICATES:  # "wash hands in [the bathroom]"
                 toks.pop()
             pq.target, pq.attributes, pq.relations = " ".join(toks) or pq.target, attrs, []
