@@ -136,15 +136,20 @@ def support(node) -> float:
 
 
 def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
-                radius_m: float | None = GOAL_PICK_RADIUS_M, among: list[str] | None = None) -> str:
+                radius_m: float | None = GOAL_PICK_RADIUS_M, among: list[str] | None = None,
+                same_kind: Callable[[str, str], bool] | None = None) -> str:
     """The object to send the robot to: among the targets scoring at least ``share`` of the
     answer's target and named like it (likely duplicates of one object), the best supported
-    one, so a fragment with two sightings does not beat the node seen all along."""
+    one, so a fragment with two sightings does not beat the node seen all along. A node mostly
+    called another kind of thing (``same_kind`` of the two labels false) is no duplicate, even if
+    it was once seen under the target's name: a cushion that took in a few of the sofa's
+    sightings is still a cushion."""
     top = sub.scores.get(target_id, 0.0)
     label = sub.objects[target_id].label.lower()
     pool = among if among is not None else [o for o in sub.targets() if sub.scores.get(o, 0.0) >= share * top]
     close = [o for o in pool if o in sub.objects and sub.objects[o].position
-             and label in {lab.lower() for lab in [sub.objects[o].label] + list(sub.objects[o].labels_seen)}]
+             and label in {lab.lower() for lab in [sub.objects[o].label] + list(sub.objects[o].labels_seen)}
+             and (o == target_id or same_kind is None or same_kind(label, sub.objects[o].label.lower()))]
     here = sub.objects[target_id].position
     if radius_m is not None and here is not None:
         close = [o for o in close if o == target_id or math.hypot(
@@ -169,9 +174,10 @@ def prefer_by_time(sub: Subgraph, pq: ParsedQuery,
              # a duplicate lies where the object is: a chair across the house is another thing
              and (o == targets[0] or here is None or sub.objects[o].position is None
                   or math.dist(here, sub.objects[o].position) <= GOAL_PICK_RADIUS_M)
-             # ... and is named like it: the chair the cushion lies on is not the cushion
-             and (o == targets[0] or same_kind is None or same_kind(top_label, sub.objects[o].label.lower())
-                  or top_label in {lab.lower() for lab in sub.objects[o].labels_seen})]
+             # ... and is named like it: the chair the cushion lies on is not the cushion, nor
+             # is a cushion once seen under the sofa's name the sofa
+             and (o == targets[0] or (same_kind(top_label, sub.objects[o].label.lower()) if same_kind is not None
+                                      else top_label in {lab.lower() for lab in sub.objects[o].labels_seen}))]
     if "first" in cues:
         pick = min(close, key=lambda o: min(ob.stamp_ns for ob in sub.objects[o].observations))
     else:
