@@ -8,30 +8,52 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import cv2
 import numpy as np
 
 from .model import Keyframe, ObjectNode, Pose
 
+if TYPE_CHECKING:
+    from .ask.graph_retrieval import TourIndex
+
 # Rough footprint (m) per perceived size word, for objects with no measured extent.
 SIZE_WORDS_M = {"tiny": 0.15, "small": 0.3, "medium": 0.6, "large": 1.2, "huge": 2.0}
 DEFAULT_FOOTPRINT_M = 0.5  # drawn footprint of an object with no size word
 
 
-def main_place(node: ObjectNode) -> str:
-    """The kind of place the object was seen in most ("" when perception never named one)."""
+def main_place(node: ObjectNode, shares: dict[str, float] | None = None) -> str:
+    """The kind of place the object is in ("" when perception never named one): the heaviest of
+    ``shares`` (``TourIndex.place_shares``: its sightings' keyframe places, a near view counting
+    far more than one through a door) when given, else the place its sightings were counted in
+    most at build time (a memory-less caller: RViz markers)."""
+    if shares:
+        return max(sorted(shares), key=lambda p: shares[p])
     if node.place_counts:
         return max(sorted(node.place_counts.items()), key=lambda kv: kv[1])[0]
     return node.places[0] if node.places else ""
 
 
-def object_name(node: ObjectNode) -> str:
+def place_index(memory) -> "TourIndex":
+    """Where a memory's objects are (``TourIndex.main_place``), for one payload: each tour's
+    keyframes are read once, whatever the number of objects named."""
+    from .ask.graph_retrieval import TourIndex
+
+    return TourIndex(memory)
+
+
+def shown_place(node: ObjectNode, places: "TourIndex | None" = None) -> str:
+    """The place shown for an object: ``places.main_place`` (weighted sightings) when a memory's
+    index is at hand, else the build-time ``main_place``."""
+    return places.main_place(node) if places is not None else main_place(node)
+
+
+def object_name(node: ObjectNode, places: "TourIndex | None" = None) -> str:
     """'red mug in the kitchen': the label with its colour and main place, for people."""
     colour = (node.attributes or {}).get("color") or (node.attributes or {}).get("colour") or ""
     name = f"{colour} {node.label}".strip() if colour and colour.lower() not in node.label.lower() else node.label
-    place = main_place(node)
+    place = shown_place(node, places)
     return f"{name} in the {place}" if place else name
 
 
@@ -105,10 +127,11 @@ def boxes_in_frame(memory, tour_id: str, stamp_ns: int) -> list[dict[str, Any]]:
     """Every object box the memory holds for this keyframe: id, label, name, bbox."""
     ids = memory.graph.objects_in_frames([(tour_id, stamp_ns)]).get((tour_id, stamp_ns), [])
     out = []
+    places = place_index(memory)
     for node in memory.graph.get_objects(ids):
         for ob in node.observations:
             if ob.tour_id == tour_id and ob.stamp_ns == stamp_ns:
-                out.append({"id": node.id, "label": node.label, "name": object_name(node),
+                out.append({"id": node.id, "label": node.label, "name": object_name(node, places),
                             "bbox": [round(float(v), 1) for v in ob.bbox]})
                 break
     return out
@@ -149,8 +172,9 @@ def frame_jpeg(memory, tour_id: str, stamp_ns: int, boxes: bool = True, highligh
 
 
 # --- the map ---------------------------------------------------------------------------------
-def object_summary(node: ObjectNode) -> dict[str, Any]:
-    return {"id": node.id, "label": node.label, "name": object_name(node), "place": main_place(node),
+def object_summary(node: ObjectNode, places: "TourIndex | None" = None) -> dict[str, Any]:
+    return {"id": node.id, "label": node.label, "name": object_name(node, places),
+            "place": shown_place(node, places),
             "x": node.position[0] if node.position else None,
             "y": node.position[1] if node.position else None,
             "size_m": footprint_m(node), "colour": "#%02x%02x%02x" % class_colour(node.label),
@@ -176,7 +200,8 @@ def map_payload(memory, max_keyframes: int = 4000) -> dict[str, Any]:
     keyframes = [{"tour_id": k.tour_id, "stamp": str(k.stamp_ns), "x": round(k.pose.x, 3),  # type: ignore[union-attr]
                   "y": round(k.pose.y, 3), "yaw": round(k.pose.yaw, 3), "place": k.place or ""}  # type: ignore[union-attr]
                  for k in all_kf[::step]]
-    objects = [object_summary(o) for o in memory.graph.iter_objects() if o.position is not None]
+    places = place_index(memory)
+    objects = [object_summary(o, places) for o in memory.graph.iter_objects() if o.position is not None]
     xs += [o["x"] for o in objects]
     ys += [o["y"] for o in objects]
     bounds = [min(xs), min(ys), max(xs), max(ys)] if xs else [-5.0, -5.0, 5.0, 5.0]
@@ -199,16 +224,16 @@ def object_detail(memory, object_id: str, max_frames: int = 24) -> dict[str, Any
         frames.append({"tour_id": tour, "stamp": str(stamp),
                        "where": frame_where(memory, tour, stamp, starts[tour])})
     names = {}
+    places = place_index(memory)
     rels = memory.graph.relations_of([node.id], limit=50)
     others = {r.object if r.subject == node.id else r.subject for r in rels}
     for o in memory.graph.get_objects(sorted(others)):
-        names[o.id] = object_name(o)
-    return {**object_summary(node), "description": node.description, "attributes": dict(node.attributes),
+        names[o.id] = object_name(o, places)
+    names[node.id] = object_name(node, places)
+    return {**object_summary(node, places), "description": node.description, "attributes": dict(node.attributes),
             "affordances": list(node.affordances), "labels_seen": list(node.labels_seen),
             "history": [{"time": utc_time(s), "x": x, "y": y} for s, x, y in node.position_history],
-            "relations": [{"text": f"{object_name(node) if r.subject == node.id else names.get(r.subject, r.subject)} "
-                                   f"{r.predicate} "
-                                   f"{object_name(node) if r.object == node.id else names.get(r.object, r.object)}",
+            "relations": [{"text": f"{names.get(r.subject, r.subject)} {r.predicate} {names.get(r.object, r.object)}",
                            "sightings": len(r.stamps)} for r in rels],
             "frames": frames}
 
@@ -220,7 +245,8 @@ def result_payload(memory, res, with_paths: bool = False) -> dict[str, Any]:
     ids = {o.id for o in res.evidence_objects} | {oid for f in res.frames for oid in f.object_ids}
     if res.target_object_id:
         ids.add(res.target_object_id)
-    names = {node.id: object_name(node) for node in memory.graph.get_objects(sorted(ids))}
+    places = place_index(memory)
+    names = {node.id: object_name(node, places) for node in memory.graph.get_objects(sorted(ids))}
     starts: dict[str, int | None] = {}
     for f, fd in zip(res.frames, d["frames"]):
         if f.tour_id not in starts:

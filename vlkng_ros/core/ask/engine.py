@@ -134,6 +134,7 @@ class AskEngine:
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
+        sub.rooms = {o: self._tours.main_place(n).lower() for o, n in sub.objects.items()}
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
         for oid in targets:  # the found rule may keep a named thing the fused retrieval ranked low
@@ -244,7 +245,7 @@ class AskEngine:
                     + (f" The closest thing I saw is a {closest}." if closest else ""))
         node = sub.objects[target_id]
         attrs = " ".join(v for _, v in sorted(node.attributes.items()) if v)
-        where = f" in the {node.places[0]}" if node.places else ""
+        where = f" in the {sub.rooms[target_id]}" if sub.rooms.get(target_id) else ""
         pos = f" at about ({node.position[0]:.1f}, {node.position[1]:.1f}) m" if node.position else ""
         rel = next((f"{sub.objects[r.subject].label} {r.predicate} {sub.objects[r.object].label}"
                     for r in sub.relations if target_id in (r.subject, r.object)), "")

@@ -394,7 +394,7 @@ class FoundRule:
         # an object a label names comes before one only similar to it, and either comes before one
         # seen in another colour or place than the one asked for (retrieval order otherwise)
         return sorted((o for o in scores if scores[o] >= self.margin),
-                      key=lambda o: (_not_as_asked(sub.objects[o], pq), scores[o] < 1.0))
+                      key=lambda o: (_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
@@ -411,15 +411,21 @@ def _colours(text: str) -> set[str]:
     return {"gray" if w == "grey" else w for w in words(text) if w in COLORS}
 
 
-def _not_as_asked(node, pq: "ParsedQuery") -> bool:
+def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     """The question names a colour or a kind of place and the object was seen only in another
-    ("the black lamp": a white lamp is a lamp, but not the one asked for when a black light was
-    seen too; "the plant in the living room": not the plant seen in the hallway and office)."""
+    colour or is in another kind of place ("the black lamp": a white lamp is a lamp, but not the
+    one asked for when a black light was seen too; "the plant in the kitchen": not the plant in
+    the hallway that was seen through the kitchen door). ``room``: the kind of place the object
+    is in (``TourIndex.main_place``, via ``Subgraph.rooms``); else the build-time one."""
     asked = _colours(" ".join(pq.attributes))
     seen = _colours(str(node.attributes.get("color", ""))) or _colours(node.description)
     if asked and seen and not asked & seen:
         return True
-    return bool(pq.places and node.places) and not set(pq.places) & set(node.places)
+    if room is None:
+        from ..present import main_place
+
+        room = main_place(node)
+    return bool(pq.places and room) and room.lower() not in pq.places
 
 
 def _labels(node) -> list[str]:

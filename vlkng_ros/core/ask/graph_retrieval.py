@@ -25,6 +25,8 @@ from ..model import ObjectNode, Relation
 from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..config import AskConfig
     from ..memory import Memory
 
@@ -38,6 +40,13 @@ RELEVANCE_FLOOR = {"minilm": 0.36, "siglip2": 0.1}  # below: "not seen" (per emb
 DEFAULT_RELEVANCE_FLOOR = 0.3  # floor for an embedder not in RELEVANCE_FLOOR (e.g. hashing in tests)
 LABEL_LOOKUP_LIMIT = 40  # objects read per label lookup: the most recently seen ones, bounded per question
 PLACE_MISS_WEIGHT = 0.3  # an object never seen in the place the question names keeps this share
+# A sighting's vote for the object's kind of place is 1/max(d, PLACE_NEAR_M)^2, d the camera-object
+# distance (m): the object's apparent size (its share of the image) falls as 1/d^2, and a view
+# across a room or through a door (4-5 m) is far likelier taken from another room than one from
+# arm's length. Closer than about a metre a household object (0.3-1 m) fills a 60-90 degree view
+# and the object's own position is uncertain by a few tenths of a metre, so nearer views are not
+# more telling: a physical constant of cameras and furniture, not of any world.
+PLACE_NEAR_M = 1.0
 MAX_EXPAND_FRAMES = 12  # frames whose co-visible objects expand the subgraph (a third per target)
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
@@ -84,6 +93,7 @@ class Subgraph:
     relevance: dict[str, float] = field(default_factory=dict)  # raw similarity to the question
     roles: dict[str, str] = field(default_factory=dict)  # target | reference | context
     relations: list[Relation] = field(default_factory=list)
+    rooms: dict[str, str] = field(default_factory=dict)  # kind of place each object is in (TourIndex.main_place)
 
     def ordered_ids(self) -> list[str]:
         return sorted(self.objects, key=lambda o: -self.scores.get(o, 0.0))
@@ -378,38 +388,88 @@ def observation_weight(node: ObjectNode) -> float:
     return 1.0 + OBSERVATION_WEIGHT * math.log1p(len(node.observations))
 
 
+def place_shares(node: ObjectNode,
+                 frame_at: "Callable[[str, int], tuple[str | None, tuple[float, float] | None] | None]") -> dict[str, float]:
+    """Which kind of place the object is in (the one home of that, see ``TourIndex.place_shares``):
+    each kind of place (lower case) with its share (summing to 1; {} when no sighting's keyframe
+    was given a place). A keyframe's place is where the CAMERA was, so every sighting votes for
+    its keyframe's place with weight 1/max(d, PLACE_NEAR_M)^2, d the distance from the camera to
+    the object: a plant seen six times through the kitchen door from 4-5 m in the hallway and
+    three times from 1-1.5 m in the kitchen is in the kitchen. ``frame_at(tour, stamp)``: the
+    keyframe's (place, camera xy), None when unknown. An object without a position, or a
+    sighting without a camera pose, counts as the average of its other sightings (all alike
+    when none has a distance)."""
+    seen: list[tuple[str, float | None]] = []
+    for tour, stamp in node.frames:
+        frame = frame_at(tour, stamp)
+        if frame is None or not frame[0]:
+            continue
+        place, xy = frame
+        d = math.dist(xy, node.position) if xy is not None and node.position is not None else None
+        seen.append((str(place).lower(), d))
+    weights = [1.0 / max(d, PLACE_NEAR_M) ** 2 for _, d in seen if d is not None]
+    unknown = sum(weights) / len(weights) if weights else 1.0
+    totals: dict[str, float] = {}
+    for place, d in seen:
+        totals[place] = totals.get(place, 0.0) + (unknown if d is None else 1.0 / max(d, PLACE_NEAR_M) ** 2)
+    total = sum(totals.values())
+    return {p: w / total for p, w in totals.items()} if total > 0 else {}
+
+
 class TourIndex:
-    """Per-tour keyframe places and order (cached; rebuilt when the memory changed, see
-    LabelIndex.vocabulary): answers "which room was this frame in" and "when did the robot
-    leave the kitchen" without a store call per frame."""
+    """Per-tour keyframe places, camera positions and order (cached; rebuilt when the memory
+    changed, see LabelIndex.vocabulary): answers "which room was this frame in", "which room is
+    this object in" and "when did the robot leave the kitchen" without a store call per frame."""
 
     def __init__(self, memory: "Memory", refresh_s: float = AskConfig.refresh_s) -> None:
         self.memory = memory
         self.refresh_s = refresh_s  # see LabelIndex
-        self._tours: dict[str, tuple[int, float, list[int], list[str | None]]] = {}
+        self._tours: dict[str, tuple[int, float, list[int], list[str | None],
+                                     list[tuple[float, float] | None]]] = {}
         self._lock = threading.Lock()
 
-    def frames(self, tour_id: str) -> tuple[list[int], list[str | None]]:
+    def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
         with self._lock:
             hit = self._tours.get(tour_id)
             now = time.monotonic()
             if hit is None or self.memory.generation != hit[0] or (
                     now - hit[1] > self.refresh_s and self.memory.graph.count_keyframes(tour_id) != len(hit[2])):
                 kfs = sorted(self.memory.graph.keyframes(tour_id), key=lambda k: k.stamp_ns)
-                hit = (self.memory.generation, now, [k.stamp_ns for k in kfs], [k.place for k in kfs])
+                hit = (self.memory.generation, now, [k.stamp_ns for k in kfs], [k.place for k in kfs],
+                       [(k.pose.x, k.pose.y) if k.pose is not None else None for k in kfs])
                 self._tours[tour_id] = hit
-            return hit[2], hit[3]
+            return hit[2], hit[3], hit[4]
+
+    def frames(self, tour_id: str) -> tuple[list[int], list[str | None]]:
+        stamps, places, _ = self._tour(tour_id)
+        return stamps, places
+
+    def frame(self, tour_id: str, stamp_ns: int) -> tuple[str | None, tuple[float, float] | None] | None:
+        """(place, camera xy) of a keyframe; None when the tour has no keyframe at that stamp."""
+        stamps, places, xys = self._tour(tour_id)
+        i = int(np.searchsorted(stamps, stamp_ns))
+        return (places[i], xys[i]) if i < len(stamps) and stamps[i] == stamp_ns else None
 
     def place_of(self, tour_id: str, stamp_ns: int) -> str | None:
-        stamps, places = self.frames(tour_id)
-        i = int(np.searchsorted(stamps, stamp_ns))
-        return places[i] if i < len(stamps) and stamps[i] == stamp_ns else None
+        """Where the CAMERA was for that keyframe ("which room was I in when I saw X")."""
+        frame = self.frame(tour_id, stamp_ns)
+        return frame[0] if frame is not None else None
+
+    def place_shares(self, node: ObjectNode) -> dict[str, float]:
+        """Which kind of place the OBJECT is in, as shares (``place_shares``): the one home of it."""
+        return place_shares(node, self.frame)
 
     def place_share(self, node: ObjectNode, place: str) -> float | None:
-        known = [p for p in (self.place_of(o.tour_id, o.stamp_ns) for o in node.observations) if p]
-        if not known:
-            return None
-        return sum(1 for p in known if p.lower() == place) / len(known)
+        """Share of the object in that kind of place (lower case); None when no sighting's
+        keyframe was given a place."""
+        shares = self.place_shares(node)
+        return shares.get(place, 0.0) if shares else None
+
+    def main_place(self, node: ObjectNode) -> str:
+        """The kind of place the object is in ("" when none was named): see present.main_place."""
+        from ..present import main_place
+
+        return main_place(node, self.place_shares(node))
 
     def known_places(self) -> set[str]:
         """Every kind of place a keyframe of any tour was given (lower case)."""

@@ -109,15 +109,10 @@ def _floor(engine: "AskEngine", mode: str) -> float:
 
 
 def place_of_object(engine: "AskEngine", node: ObjectNode) -> str:
-    """The kind of place most of the object's sightings were in ("" when none was named)."""
-    counts: dict[str, int] = {}
-    for ob in node.observations:
-        p = engine._tours.place_of(ob.tour_id, ob.stamp_ns)
-        if p:
-            counts[p.lower()] = counts.get(p.lower(), 0) + 1
-    if counts:
-        return max(sorted(counts), key=lambda p: counts[p])
-    return node.places[0].lower() if node.places else ""
+    """The kind of place the object is in ("" when none was named): ``TourIndex.main_place``
+    (its sightings, a near view counting far more than one through a door). Not where the
+    camera was when it saw it (that is ``TourIndex.place_of`` of a frame)."""
+    return engine._tours.main_place(node).lower()
 
 
 def _same_place(a: str, b: str) -> bool:
