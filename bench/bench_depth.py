@@ -441,7 +441,7 @@ def main() -> int:
     rows = {True: [], False: []}
     goal_errs = {True: [], False: []}
     placed = [0, 0]
-    kinds: dict[str, int] = {}
+    kinds: dict[bool, dict[str, int]] = {True: {}, False: {}}
     breakdown: list[dict] = []
     misses: list[dict] | None = [] if args.misses else None
     for seed in args.seeds:
@@ -461,10 +461,10 @@ def main() -> int:
                 n, total = depth_share(mem_dir)
                 placed[0] += n
                 placed[1] += total
-                ck = cross_kind(tour, mem_dir)
-                kinds = {k: kinds.get(k, 0) + v for k, v in ck.items()}
-                print(f"seed {seed}: {ck['mixed']} of {ck['nodes']} nodes mix kinds, {ck['cross']} of "
-                      f"{ck['sightings']} sightings in another kind's node", flush=True)
+            ck = cross_kind(tour, mem_dir)
+            kinds[depth] = {k: kinds[depth].get(k, 0) + v for k, v in ck.items()}
+            print(f"seed {seed} {'with' if depth else 'without'} depth: {ck['mixed']} of {ck['nodes']} nodes mix "
+                  f"kinds, {ck['cross']} of {ck['sightings']} sightings in another kind's node", flush=True)
             print(f"seed {seed} {'with' if depth else 'without'} depth: built/loaded in {secs:.0f} s, "
                   f"big median {summary([x for x in r if x['big']]).get('median', float('nan')):.2f} m", flush=True)
     print()
@@ -483,10 +483,12 @@ def main() -> int:
               f"goal_reach {reach:.3f} of {len(g)} questions, "
               f"median goal error {statistics.median(finite) if finite else float('nan'):.2f} m")
     print(f"objects placed with depth: {placed[0]} of {placed[1]}")
-    if kinds:
-        print(f"cross-kind merges (with depth): {kinds['mixed']} of {kinds['nodes']} nodes mix ground-truth classes; "
-              f"{kinds['cross']} of {kinds['sightings']} sightings ({kinds['cross'] / max(kinds['sightings'], 1):.1%}) "
-              f"sit in a node of another class; {kinds['object_nodes'] / max(kinds['objects'], 1):.2f} nodes per object")
+    for depth, k in kinds.items():
+        if k:
+            print(f"cross-kind merges {'with' if depth else 'without'} depth: {k['mixed']} of {k['nodes']} nodes mix "
+                  f"ground-truth classes; {k['cross']} of {k['sightings']} sightings "
+                  f"({k['cross'] / max(k['sightings'], 1):.1%}) sit in a node of another class; "
+                  f"{k['object_nodes'] / max(k['objects'], 1):.2f} nodes per object")
     if args.per_object:
         print("\nbig objects with depth, worst first (along: + beyond the true centre along the mean view; fixes: "
               "the depth fixes' own centre, fused: before the surface bound; view: each fix's median error "
