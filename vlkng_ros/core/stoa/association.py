@@ -221,14 +221,19 @@ class Associator:
 
     def score(self, chunk: ChunkGraph, n: NewObject, c: ObjectNode) -> float:
         """The deterministic judge: semantic, attribute and spatial agreement, in [0, 1]."""
-        s_label = self.label_agreement(n, c)
+        # the gate weighs each name by its votes: one stray name (a sofa merged once into the
+        # cushion lying on it) must not make every later sofa a perfect match for the cushion;
+        # past the gate, a name the object was given is a name match (one misnaming chunk of a
+        # table called "desk" is still the table)
+        s_gate, s_named, s_label = self.label_agreement(n, c)
         s_text = float(n.vec @ self.emb.get([c.text()])[0])
-        if s_label < LABEL_GATE and s_text < TEXT_GATE:
+        if s_gate < LABEL_GATE and s_text < TEXT_GATE:
             return 0.0
-        if s_label < SAME_KIND_SIMILARITY and c.position is not None and n.widths:
-            # names only loosely alike ("sofa" / "cushion" 0.63, as "lamp" / "light"): one object
-            # has one size, and a cushion lying on a sofa has the sofa's place but not its size.
-            # Both widths as if at c's place, from boxes the image border does not cut.
+        if s_gate < SAME_KIND_SIMILARITY and s_named < LABEL_GATE and c.position is not None and n.widths:
+            # names only loosely alike by embedding, neither one name nor related in the lexicon
+            # ("sofa" / "cushion" 0.63, as "lamp" / "light"): one object has one size, and a
+            # cushion lying on a sofa has the sofa's place but not its size. Both widths as if at
+            # c's place, from boxes the image border does not cut.
             theirs = self.implied_width(c, c.position, ignore_cut=True)
             mine = float(np.median([w * math.dist((p.x, p.y), c.position) for p, w in n.widths]))
             if theirs and mine > 0.0 and not 1.0 / SIZE_RATIO_MAX <= theirs / mine <= SIZE_RATIO_MAX:
@@ -243,21 +248,23 @@ class Associator:
         w_sem, w_attr, w_space = WEIGHTS_SAME_TOUR if chunk.tour_id in c.tours else WEIGHTS_OTHER_TOUR
         return w_sem * (0.5 * s_label + 0.5 * s_text) + w_attr * s_attr + w_space * s_space
 
-    def label_agreement(self, n: NewObject, c: ObjectNode) -> float:
-        """How well the new object's label names candidate ``c``, in [0, 1]: the best similarity
-        to one of the names ``c`` was given, each weighted by how many chunks gave it against the
-        majority name (``label_weights``). A VLM names one object differently across chunks
-        ("settee", "sofa", "seat"): the embedding, or the lexicon where it knows the words better
-        (synonym, kind of), says how close two names are. One stray name (a sofa merged once into
-        the cushion lying on it) must not make every later sofa a perfect match for the cushion."""
+    def label_agreement(self, n: NewObject, c: ObjectNode) -> tuple[float, float, float]:
+        """How well the new object's label names candidate ``c``, each in [0, 1]: the best
+        similarity to one of the names ``c`` was given, (1) each name weighted by how many chunks
+        gave it against the majority name (``label_weights``), (2) the same with the embedding left
+        out (one name, or related in the lexicon), (3) unweighted. A VLM names one object
+        differently across chunks ("settee", "sofa", "seat"): the embedding, or the lexicon where
+        it knows the words better (synonym, kind of), says how close two names are."""
         weights = label_weights(c)
         new = n.obj.label.lower()
         if weights.get(new, 0.0) >= 1.0:
-            return 1.0
+            return 1.0, 1.0, 1.0
         labels = list(weights)
         related = self.lexicon.related(new)
-        return max(weights[lab] * (1.0 if lab == new else max(float(n.label_vec @ v), related.get(lab, 0.0)))
-                   for lab, v in zip(labels, self.emb.get(labels)))
+        named = [1.0 if lab == new else related.get(lab, 0.0) for lab in labels]
+        sims = [max(s, float(n.label_vec @ v)) for s, v in zip(named, self.emb.get(labels))]
+        return (max(weights[lab] * x for lab, x in zip(labels, sims)),
+                max(weights[lab] * x for lab, x in zip(labels, named)), max(sims))
 
     def context_agreement(self, chunk: ChunkGraph, n: NewObject, c: ObjectNode) -> float:
         """Space without geometry, in [0, 1]: did both sightings happen in the same kind of place,
