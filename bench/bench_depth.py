@@ -209,6 +209,34 @@ def print_misses(misses: list[dict]) -> None:
         print(f"{key} misses by class: " + ", ".join(f"{k} {v}" for k, v in c.most_common()))
 
 
+def cross_kind(tour: Path, mem_dir: Path) -> dict[str, int]:
+    """Wrong merges across kinds: nodes whose matched sightings come from ground-truth objects of
+    more than one class (world.json labels), and the sightings in them that are not of the node's
+    main class (the node's most-matched class); plus ground-truth objects and the nodes holding
+    their sightings (fragmentation)."""
+    import json
+    from collections import Counter
+
+    from vlkng_ros.eval.metrics import node_track_counts
+
+    kind = {o["gt_track"]: o["label"] for o in json.loads((tour / "world.json").read_text())["objects"]}
+    with Memory.open(mem_dir, config(True)) as mem:
+        per_node = node_track_counts(mem, tour)
+    out = {"nodes": 0, "mixed": 0, "sightings": 0, "cross": 0, "objects": 0, "object_nodes": 0}
+    nodes_of: Counter = Counter()
+    for tracks in per_node.values():
+        kinds = Counter()
+        for t, k in tracks.items():
+            kinds[kind.get(t, t)] += k
+            nodes_of[t] += 1
+        out["nodes"] += 1
+        out["sightings"] += sum(kinds.values())
+        out["mixed"] += len(kinds) > 1
+        out["cross"] += sum(kinds.values()) - kinds.most_common(1)[0][1]
+    out["objects"], out["object_nodes"] = len(nodes_of), sum(nodes_of.values())
+    return out
+
+
 def depth_share(mem_dir: Path) -> tuple[int, int]:
     from vlkng_ros.core.geometry import RayAccumulator
 
@@ -398,6 +426,7 @@ def main() -> int:
     ap.add_argument("--workdir", default="bench-out/depth")
     ap.add_argument("--rebuild", action="store_true", help="delete and rebuild the memories")
     ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
+    ap.add_argument("--depth-only", action="store_true", help="build and score only the memories with depth")
     ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
     ap.add_argument("--per-object", action="store_true",
                     help="also print each big object's error broken down (depth memories), worst first")
@@ -412,6 +441,7 @@ def main() -> int:
     rows = {True: [], False: []}
     goal_errs = {True: [], False: []}
     placed = [0, 0]
+    kinds: dict[bool, dict[str, int]] = {True: {}, False: {}}
     breakdown: list[dict] = []
     misses: list[dict] | None = [] if args.misses else None
     for seed in args.seeds:
@@ -419,7 +449,7 @@ def main() -> int:
         if not (tour / "world.json").is_file():
             shutil.rmtree(tour, ignore_errors=True)
             generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, depth=True, varied=args.varied)
-        for depth in (True, False):
+        for depth in (True,) if args.depth_only else (True, False):
             mem_dir = workdir / f"{tour.name}.{'depth' if depth else 'nodepth'}.memory"
             secs = build(tour, mem_dir, depth, args.rebuild)
             r = node_errors(tour, mem_dir, False)
@@ -431,16 +461,20 @@ def main() -> int:
                 n, total = depth_share(mem_dir)
                 placed[0] += n
                 placed[1] += total
+            ck = cross_kind(tour, mem_dir)
+            kinds[depth] = {k: kinds[depth].get(k, 0) + v for k, v in ck.items()}
+            print(f"seed {seed} {'with' if depth else 'without'} depth: {ck['mixed']} of {ck['nodes']} nodes mix "
+                  f"kinds, {ck['cross']} of {ck['sightings']} sightings in another kind's node", flush=True)
             print(f"seed {seed} {'with' if depth else 'without'} depth: built/loaded in {secs:.0f} s, "
                   f"big median {summary([x for x in r if x['big']]).get('median', float('nan')):.2f} m", flush=True)
     print()
     print(HEADER)
-    for depth in (True, False):
+    for depth in (True,) if args.depth_only else (True, False):
         tag = "depth" if depth else "no depth"
         print(line(f"big {tag}"[:11], summary([x for x in rows[depth] if x["big"]])))
         print(line(f"small {tag}"[:11], summary([x for x in rows[depth] if not x["big"]])))
     print()
-    for depth in (True, False):
+    for depth in (True,) if args.depth_only else (True, False):
         g = [e for e, _ in goal_errs[depth]]
         ok = sum(e <= 1.5 for e in g) / len(g) if g else float("nan")
         reach = sum(r for _, r in goal_errs[depth]) / len(g) if g else float("nan")
@@ -449,6 +483,12 @@ def main() -> int:
               f"goal_reach {reach:.3f} of {len(g)} questions, "
               f"median goal error {statistics.median(finite) if finite else float('nan'):.2f} m")
     print(f"objects placed with depth: {placed[0]} of {placed[1]}")
+    for depth, k in kinds.items():
+        if k:
+            print(f"cross-kind merges {'with' if depth else 'without'} depth: {k['mixed']} of {k['nodes']} nodes mix "
+                  f"ground-truth classes; {k['cross']} of {k['sightings']} sightings "
+                  f"({k['cross'] / max(k['sightings'], 1):.1%}) sit in a node of another class; "
+                  f"{k['object_nodes'] / max(k['objects'], 1):.2f} nodes per object")
     if args.per_object:
         print("\nbig objects with depth, worst first (along: + beyond the true centre along the mean view; fixes: "
               "the depth fixes' own centre, fused: before the surface bound; view: each fix's median error "

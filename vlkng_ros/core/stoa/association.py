@@ -41,6 +41,7 @@ POSITION_NOISE_M2 = 0.1  # variance (m^2) of a position that bearings pinned dow
 WELL_LOCALISED_VAR = 0.3  # position variance (m^2) at or under which a node's place is trusted
 SIZE_CHECK_SIGHTINGS = 4  # recent sightings used to check apparent size
 SIZE_RATIO_MAX = 2.0  # implied width vs measured width, either way
+SAME_KIND_SIMILARITY = 0.8  # label embeddings this close name one kind of thing
 # Floor-contact ranging (geometry.py): who may use it
 RESTS_ON_PREDICATES = ("on", "in", "above")  # a subject of these does not stand on the floor
 EMBEDDING_CACHE_SIZE = 20000  # descriptor vectors kept between chunks (a few MB)
@@ -62,6 +63,8 @@ class NewObject:
     rays: RayAccumulator
     extent_m: float = 0.0  # rough width of the object (angular box width x range)
     views: list[tuple[Pose, CameraModel]] = field(default_factory=list)  # where it was seen from
+    # (pose, angular box width in rad) of each view whose box the image border does not cut
+    widths: list[tuple[Pose, float]] = field(default_factory=list)
 
 
 class EmbeddingCache:
@@ -133,6 +136,7 @@ class Associator:
             rays = RayAccumulator()
             views: list[tuple[Pose, CameraModel]] = []
             widths: list[float] = []  # angular box widths (rad), one per view
+            whole: list[tuple[Pose, float]] = []  # the same, of boxes the image border does not cut
             sightings = []  # for depth: (tour, stamp, pose, box, camera, the other boxes in that image)
             # small things and things perceived on something stand on furniture, not on the floor
             may_stand = (self.calibration.floor_ranging and o.local_id not in resting
@@ -145,6 +149,8 @@ class Associator:
                                      pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(angular_width(cam, box))
+                    if not cut_by_border(box, cam):
+                        whole.append((kf.pose, widths[-1]))
                     sightings.append((chunk.tour_id, stamp, kf.pose, box, cam, [b for b in boxes_at[stamp] if b is not box]))
             if self.depths is not None:  # all at once: a fix that disagrees with the others is left out
                 add_depth_fixes(rays, self.depths, sightings, self.depth_noise, pitch, self.camera_height)
@@ -157,7 +163,7 @@ class Associator:
                 extent = float(np.median([w * math.dist((p.x, p.y), est[0]) for (p, _), w in zip(views, widths)])) \
                     if est else 0.0
             news.append(NewObject(o, v, lv, est[0] if est else None, est[1] if est else 0.0, dict(places), rays,
-                                  extent, views))
+                                  extent, views, whole))
         return news
 
     def shortlist(self, chunk: ChunkGraph, news: list[NewObject], report: MergeReport) -> list[list[ObjectNode]]:
@@ -215,18 +221,23 @@ class Associator:
 
     def score(self, chunk: ChunkGraph, n: NewObject, c: ObjectNode) -> float:
         """The deterministic judge: semantic, attribute and spatial agreement, in [0, 1]."""
-        labels = list(dict.fromkeys([c.label.lower(), *[x.lower() for x in c.labels_seen]]))
-        if n.obj.label.lower() in labels:
-            s_label = 1.0
-        else:
-            # a VLM names one object differently across chunks ("settee", "sofa", "seat"): the
-            # embedding, or the lexicon where it knows the words better (synonym, kind of)
-            related = self.lexicon.related(n.obj.label.lower())
-            s_label = max(max(float(n.label_vec @ v), related.get(lab, 0.0))
-                          for lab, v in zip(labels, self.emb.get(labels)))
+        # the gate weighs each name by its votes: one stray name (a sofa merged once into the
+        # cushion lying on it) must not make every later sofa a perfect match for the cushion;
+        # past the gate, a name the object was given is a name match (one misnaming chunk of a
+        # table called "desk" is still the table)
+        s_gate, s_named, s_label = self.label_agreement(n, c)
         s_text = float(n.vec @ self.emb.get([c.text()])[0])
-        if s_label < LABEL_GATE and s_text < TEXT_GATE:
+        if s_gate < LABEL_GATE and s_text < TEXT_GATE:
             return 0.0
+        if s_gate < SAME_KIND_SIMILARITY and s_named < LABEL_GATE and c.position is not None and n.widths:
+            # names only loosely alike by embedding, neither one name nor related in the lexicon
+            # ("sofa" / "cushion" 0.63, as "lamp" / "light"): one object has one size, and a
+            # cushion lying on a sofa has the sofa's place but not its size. Both widths as if at
+            # c's place, from boxes the image border does not cut.
+            theirs = self.implied_width(c, c.position, ignore_cut=True)
+            mine = float(np.median([w * math.dist((p.x, p.y), c.position) for p, w in n.widths]))
+            if theirs and mine > 0.0 and not 1.0 / SIZE_RATIO_MAX <= theirs / mine <= SIZE_RATIO_MAX:
+                return 0.0
         shared = [k for k in n.obj.attributes if k in c.attributes]
         s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
                   if shared else 0.5)
@@ -236,6 +247,24 @@ class Associator:
             s_space = self.spatial_agreement(n, c)
         w_sem, w_attr, w_space = WEIGHTS_SAME_TOUR if chunk.tour_id in c.tours else WEIGHTS_OTHER_TOUR
         return w_sem * (0.5 * s_label + 0.5 * s_text) + w_attr * s_attr + w_space * s_space
+
+    def label_agreement(self, n: NewObject, c: ObjectNode) -> tuple[float, float, float]:
+        """How well the new object's label names candidate ``c``, each in [0, 1]: the best
+        similarity to one of the names ``c`` was given, (1) each name weighted by how many chunks
+        gave it against the majority name (``label_weights``), (2) the same with the embedding left
+        out (one name, or related in the lexicon), (3) unweighted. A VLM names one object
+        differently across chunks ("settee", "sofa", "seat"): the embedding, or the lexicon where
+        it knows the words better (synonym, kind of), says how close two names are."""
+        weights = label_weights(c)
+        new = n.obj.label.lower()
+        if weights.get(new, 0.0) >= 1.0:
+            return 1.0, 1.0, 1.0
+        labels = list(weights)
+        related = self.lexicon.related(new)
+        named = [1.0 if lab == new else related.get(lab, 0.0) for lab in labels]
+        sims = [max(s, float(n.label_vec @ v)) for s, v in zip(named, self.emb.get(labels))]
+        return (max(weights[lab] * x for lab, x in zip(labels, sims)),
+                max(weights[lab] * x for lab, x in zip(labels, named)), max(sims))
 
     def context_agreement(self, chunk: ChunkGraph, n: NewObject, c: ObjectNode) -> float:
         """Space without geometry, in [0, 1]: did both sightings happen in the same kind of place,
@@ -309,6 +338,12 @@ class Associator:
         centre may lie outside the image that shows part of it; per-chunk matching keeps them)."""
         if extent_m <= 0.0:
             return False
+        implied = self.implied_width(c, point, ignore_cut)
+        return implied is not None and 1.0 / SIZE_RATIO_MAX <= implied / extent_m <= SIZE_RATIO_MAX
+
+    def implied_width(self, c: ObjectNode, point: tuple[float, float], ignore_cut: bool = False) -> float | None:
+        """The width (m) ``c``'s latest boxes give an object at ``point`` (median); None where it
+        cannot be told (no usable sighting, or ``point`` is out of one's view: c was not there)."""
         implied = []
         for ob in c.observations[-SIZE_CHECK_SIGHTINGS:]:
             kf = self.memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
@@ -318,12 +353,22 @@ class Associator:
             if ignore_cut and cut_by_border(ob.bbox, cam):
                 continue  # part of it is out of the image: its centre may be too, its width is cut
             if not in_view(point, [(kf.pose, cam)]):
-                return False  # behind or beside that camera: c was not there
+                return None  # behind or beside that camera: c was not there
             implied.append(angular_width(cam, ob.bbox) * math.dist((kf.pose.x, kf.pose.y), point))
-        if not implied:
-            return False
-        ratio = float(np.median(implied)) / extent_m
-        return 1.0 / SIZE_RATIO_MAX <= ratio <= SIZE_RATIO_MAX
+        return float(np.median(implied)) if implied else None
+
+
+def label_weights(node: ObjectNode) -> dict[str, float]:
+    """Each name ``node`` was given (lower case) -> the chunks that gave it over the chunks that
+    gave the majority name, in (0, 1]; its current label 1. A node stored before label votes
+    existed weighs every name it was given 1."""
+    votes: Counter[str] = Counter()
+    for lab, k in node.label_votes.items():
+        votes[lab.lower()] += k
+    top = max(votes.values(), default=0)
+    out = {lab: k / top for lab, k in votes.items()} if top > 0 else {x.lower(): 1.0 for x in node.labels_seen}
+    out[node.label.lower()] = 1.0
+    return out
 
 
 def assign(scores: list[list[tuple[str, float]]], threshold: float) -> dict[int, str]:

@@ -11,12 +11,12 @@ from dataclasses import replace
 from ..geometry import RayAccumulator, fuse
 from ..lexicon import is_kind_of
 from ..model import ChunkGraph, ChunkObject, ObjectNode, Observation, Relation, replace_word
-from .association import POSITION_NOISE_M2, WELL_LOCALISED_VAR, Associator, NewObject
+from .association import (LABEL_GATE, POSITION_NOISE_M2, SAME_KIND_SIMILARITY, WELL_LOCALISED_VAR, Associator,
+                          NewObject, label_weights)
 from .report import MergeReport
 
 CONSOLIDATE_SIGMAS = 2.0  # squared-distance gate: d^2 <= 2 * sigma2 * this
 CONSOLIDATE_NEIGHBOURS = 16  # nodes near a well-localised one checked for an earlier split
-SAME_KIND_SIMILARITY = 0.8  # label embeddings this close name one kind of thing
 MOVED_MAX_VAR = 0.5  # a sighting must be this well placed (m^2) to say an object was moved
 
 
@@ -81,12 +81,15 @@ def consolidate(assoc: Associator, objects: list[ObjectNode], news: list[NewObje
             out.append(u)
             continue
         u_frames = set(u.frames)
-        u_labels = {x.lower() for x in [u.label, *u.labels_seen]}
+        u_labels = label_weights(u)
         for c in graph.objects_near(u.position[0], u.position[1], radius_m, limit=CONSOLIDATE_NEIGHBOURS):
             if c.id in in_chunk or c.id in removed or c.position is None:
                 continue
-            c_labels = {x.lower() for x in [c.label, *c.labels_seen]}
-            if not (u_labels & c_labels) and float(
+            # a name both were given, each by a good share of its chunks (one stray name on a
+            # node is no evidence: the sofa under a cushion once merged into it is no cushion)
+            c_labels = label_weights(c)
+            shared = max((min(w, c_labels[lab]) for lab, w in u_labels.items() if lab in c_labels), default=0.0)
+            if shared < LABEL_GATE and float(
                     emb.get([u.label.lower()])[0] @ emb.get([c.label.lower()])[0]) < SAME_KIND_SIMILARITY \
                     and not is_kind_of(lexicon, u.label.lower(), c.label.lower()):
                 continue
