@@ -300,12 +300,13 @@ class FoundRule:
         "dry my hands" are matched by the words they do not share ("boil" against nothing: no
         match; "hands" against "keep rain"), as a compound sharing a word with a label is matched
         by its head (``match``). The activity's verbs are its first word and, in the question
-        ``text``, any after "and", "or" or "to" ("sit and *work* on my computer")."""
+        ``text``, any after "and", "or", "to", "can", ... ("sit and *work* on my computer", "the
+        couch I could *sit* on")."""
         act = _content(phrase)
         if not act:
             return -1.0
         tokens = words(text)
-        verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS)}
+        verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
         best = -1.0
         for aff in dict.fromkeys(a for a in affordances if a and a.strip()):
             own = _content(aff)
@@ -331,6 +332,10 @@ class FoundRule:
         helmet's "head" 2 steps from a face), that also names the activity's verb (or one the
         lexicon relates to it) unless that is a light verb: a sink's "water supply" and a mug
         "for holding water" do not boil it."""
+        pw = words(phrase)
+        if pw and any(self.names(lab, pw[0]) for lab in _labels(node)):
+            return True  # the phrase starts with a thing the label names, read as a verb ("couch I
+            # could sit on": "couch sit"; "mug}) RETURN n": "mug return n")
         if self.affordance_match(phrase, node.affordances, text) >= ACTIVITY_MARGIN:
             return True
         fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
