@@ -35,6 +35,13 @@ than by a constant fit to one world:
   unless its affordances hold the verb. A determiner before the phrase ("the low table", with
   colour/size words between: "the pink scatter cushion") makes it a thing, whatever its first
   word could also be; "that" after a noun is no determiner ("something that gives light");
+* an activity's candidate serves it only on its own evidence (``activity_evidence``): one of its
+  affordances says the activity (``affordance_match``: the embedder's similarity beyond both
+  phrases' level against ``ACTIVITY_BACKGROUND``, everyday household activities independent of any
+  world, by ``ACTIVITY_MARGIN``; the whole activity or two of its words shared, or only its verb:
+  "drink from" for "drink coffee"), or a definition names what is acted on within one step, and
+  the verb. A shared word alone does not count: the plant's "water" for "boil water", the
+  umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve);
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first.
