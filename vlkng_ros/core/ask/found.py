@@ -109,11 +109,10 @@ ACTIVITY_BACKGROUND = (
     "fix a leak", "wash the car", "play the piano", "do homework", "take a photo",
 )
 ACTIVITY_MARGIN = 0.22  # an affordance serves an activity when their similarity beats the higher of their
-# ACTIVITY_BACKGROUND levels by this. Curve on read seeds 43-46 / 41-42 varied (bench_absent --activities):
-# absent false-found 0.59/0.29 (no gate), 0.24/0.24 at 0.14, 0.12/0.06 at 0.22; present found-right
-# 0.84/0.79, 0.77/0.75, 0.77/0.75; 0.26 loses more present (0.73/0.71). Under it: a monitor's "display"
-# for "shows the time" +0.21, a plant's "water" for "keep me dry" +0.16 (and a bed's "take a nap on"
-# for "stretch out and relax" +0.14, lost)
+# ACTIVITY_BACKGROUND levels by this. Curve on read seeds 43-46 / 41-42 varied (bench_absent --activities),
+# present found-right and absent false-found: no gate 0.84 / 0.79 and 0.59 / 0.29; 0.14: 0.84 / 0.79 and
+# 0.29 / 0.24; 0.18: 0.84 / 0.79 and 0.24 / 0.12; 0.22: 0.84 / 0.79 and 0.18 / 0.06; 0.26: 0.80 / 0.75 and
+# 0.18 / 0.06. Under it: a monitor's "display" for "shows the time" +0.21, a plant's "water" for "keep me dry" +0.16
 VERB_JOINERS = ("and", "or", "to")  # in a question, the word after one is a verb ("sit and *work*")
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
@@ -296,6 +295,31 @@ class FoundRule:
         return float(vecs[0] @ vecs[1]) - max(self._act_level(a), self._act_level(b))
 
     def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+        """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
+        retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
+        drink", the fridge's "store drinks"), a two-word verb as one the verb lexicon relates that
+        starts an affordance ("stretch out relax": "lie down relax", the sofa's "lie down on")."""
+        affordances = [a for a in dict.fromkeys(affordances) if a and a.strip()]
+        toks = words(phrase)
+        variants = [phrase]
+        own = {w for a in affordances for w in words(a)}
+        for i, tok in enumerate(toks[1:], 1):
+            related = self.lexicon.related(tok) if tok not in USE_STOPWORDS else {}
+            variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
+                         if singular(w) != singular(tok)
+                         and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
+        for n in (2,):  # a verb of two words ("stretch out"): its few senses are its meaning; a
+            # one-word verb's relatives span all its senses ("browse": graze, eat; "show": display)
+            related = self.lexicon.related_verbs(" ".join(toks[:n])) if len(toks) > n else {}
+            for aff in affordances:
+                aw = words(aff)
+                for m in (2, 1):
+                    if len(aw) >= m and " ".join(aw[:m]) in related:
+                        variants.append(" ".join(aw[:m] + toks[n:]))
+                        break
+        return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
+
+    def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
         """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
         activity ``phrase`` (a verb and what it acts on: "wash hands"): 1.0 when the affordance says
         the whole activity ("sit on" for "sit"), two of its words ("put on shoes at" for "sit to
@@ -340,9 +364,10 @@ class FoundRule:
         lexicon relates to it) unless that is a light verb: a sink's "water supply" and a mug
         "for holding water" do not boil it."""
         pw = words(phrase)
-        if pw and any(self.names(lab, pw[0]) for lab in _labels(node)):
+        if pw and any(self.names(lab, part) for lab in _labels(node) for part in (pw[0], " ".join(pw[1:])) if part):
             return True  # the phrase starts with a thing the label names, read as a verb ("couch I
-            # could sit on": "couch sit"; "mug}) RETURN n": "mug return n")
+            # could sit on": "couch sit"; "mug}) RETURN n": "mug return n"), or acts on it ("leave
+            # rucksack": a backpack; ``serves`` keeps a thing only acted on from a use it lacks)
         if self.affordance_match(phrase, node.affordances, text) >= ACTIVITY_MARGIN:
             return True
         fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
