@@ -39,8 +39,9 @@ than by a constant fit to one world:
   affordances says the activity (``affordance_match``: the embedder's similarity beyond both
   phrases' level against ``ACTIVITY_BACKGROUND``, everyday household activities independent of any
   world, by ``ACTIVITY_MARGIN``; the whole activity or two of its words shared, or only its verb:
-  "drink from" for "drink coffee"), or a definition names what is acted on within one step, and
-  the verb. A shared word alone does not count: the plant's "water" for "boil water", the
+  "drink from" for "drink coffee"; what is acted on also as a kind an affordance names: "put milk"
+  as "put drink"), or a definition names what is acted on within one step, and the verb, or a
+  label names the phrase's first word or its object ("couch sit"). A shared word alone does not count: the plant's "water" for "boil water", the
   umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve);
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
