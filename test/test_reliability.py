@@ -750,3 +750,71 @@ def test_the_goal_is_not_a_better_seen_thing_of_another_kind(tmp_path):
         sub = sub_of((sofa, 1.0), (cushion, 0.88))
         rivals = prefer_by_time(sub, parse_offline("Which room was I in when I first noticed the sofa?"), same_kind)
         assert "o-cushion" not in rivals and sub.scores["o-sofa"] == 1.0
+
+
+# round 6: activities on each candidate's own evidence (its affordances, its definitions)
+PLANT = ("o-plant", "plant", "a green potted plant", ["water", "decorate"], (1.0, 1.0), [1, 2])
+UMBRELLA = ("o-umbrella", "umbrella", "a black umbrella", ["keep dry in the rain"], (4.0, 1.0), [3, 4])
+TOILETRY_BAG = ("o-bag", "bag", "a blue toiletry bag", ["carry soap and towels"], (6.0, 2.0), [5, 6])
+
+
+@pytest.mark.parametrize("thing,question", [
+    # the plant's "water" is what is boiled, not what the plant does (a shared word alone)
+    (PLANT, "Where did I see something to boil water with?"),
+    # the umbrella keeps *dry*, it dries no hands: "hands" against "keep ... rain" decides
+    (UMBRELLA, "Where did I see something to dry my hands with?"),
+    # a bag that carries soap is related to washing, but no use of it washes hands
+    (TOILETRY_BAG, "Where can I wash my hands?"),
+])
+def test_an_activity_nothing_seen_serves_is_not_found(tmp_path, thing, question):
+    """Issue 11: the activity path trusted any retrieval result above the relevance floor (the
+    plant for "boil water", found with a goal on 29-63 % of absent uses in bench_absent
+    --activities); a candidate must serve the activity by its own affordances or definitions."""
+    _assert_not_seen(_hand_built(tmp_path / "mem", _things(thing)), question)
+
+
+present_use_memory = _memory_fixture("found6p", _things(
+    ("o-kettle", "kettle", "a red metal kettle", ["boil water", "make tea"], (1.0, 1.0), [1, 2]),
+    ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (2.0, 1.0), [2, 3]),
+    ("o-sofa", "sofa", "a gray fabric sofa", ["sit on", "lie down on", "watch TV from"], (5.0, 1.0), [4, 5]),
+    ("o-chair", "chair", "a black chair", ["sit on"], (2.5, 1.5), [3, 4]),
+    ("o-tv", "tv", "a black tv", ["watch shows on"], (5.0, 3.0), [5, 6]),
+    ("o-sink", "sink", "a white ceramic sink", ["wash hands at", "wash up at"], (8.0, 1.0), [7, 8]),
+    ("o-towel", "towel", "a blue towel", ["dry hands with"], (8.5, 1.0), [8, 9]),
+    ("o-plant", "plant", "a green potted plant", ["water", "decorate"], (3.0, 3.0), [9, 10]),
+    ("o-umbrella", "umbrella", "a black umbrella", ["keep dry in the rain"], (9.0, 3.0), [10, 11]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where did I see something to boil water with?", {"o-kettle"}),
+    ("Where can I have a meal?", {"o-table"}),
+    ("Where can I sit down?", {"o-sofa", "o-chair"}),
+    ("Where can I sit to watch TV?", {"o-sofa", "o-tv"}),
+    ("Where can I wash my hands?", {"o-sink"}),
+    ("Where did I see something to dry my hands with?", {"o-towel"}),
+    ("Where did I see something to keep me dry in the rain?", {"o-umbrella"}),
+])
+def test_an_activity_a_seen_thing_serves_stays_found(present_use_memory, question, expected):
+    res = _ask_home(present_use_memory, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id in expected and res.goal is not None, (question, res.target_object_id)
+
+
+def test_a_shared_word_alone_does_not_serve_an_activity(present_use_memory):
+    """The rule on its own: "water" (a plant's affordance) is a word of "boil water" but no use
+    of it; "keep dry in the rain" shares only "dry" with "dry hands"; a use that says the whole
+    activity, or is only its verb ("sit on" for "sit and work"), does."""
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.found import ACTIVITY_MARGIN
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.memory import Memory
+
+    cfg = VlkngConfig()
+    with Memory.open(present_use_memory, cfg, read_only=True) as memory:
+        rule = AskEngine(memory, cfg).found_rule
+        assert rule.affordance_match("boil water", ["water", "decorate"]) < ACTIVITY_MARGIN
+        assert rule.affordance_match("dry hands", ["keep dry in the rain"]) < ACTIVITY_MARGIN
+        assert rule.affordance_match("wash hands", ["wash hands at"]) == 1.0
+        assert rule.affordance_match("sit work computer", ["sit on"], "where can I sit and work on my computer") == 1.0
+        assert rule.affordance_match("water plants", ["water", "decorate"]) == 1.0

@@ -35,6 +35,14 @@ than by a constant fit to one world:
   unless its affordances hold the verb. A determiner before the phrase ("the low table", with
   colour/size words between: "the pink scatter cushion") makes it a thing, whatever its first
   word could also be; "that" after a noun is no determiner ("something that gives light");
+* an activity's candidate serves it only on its own evidence (``activity_evidence``): one of its
+  affordances says the activity (``affordance_match``: the embedder's similarity beyond both
+  phrases' level against ``ACTIVITY_BACKGROUND``, everyday household activities independent of any
+  world, by ``ACTIVITY_MARGIN``; the whole activity or two of its words shared, or only its verb:
+  "drink from" for "drink coffee"; what is acted on also as a kind an affordance names: "put milk"
+  as "put drink"), or a definition names what is acted on within one step, and the verb, or a
+  label names the phrase's first word or its object ("couch sit"). A shared word alone does not count: the plant's "water" for "boil water", the
+  umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve);
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first.
@@ -89,8 +97,29 @@ DEFINITION_FLOOR_SHARE = 0.5  # below the floor, a thing whose definition serves
 VERB_MARKERS = ("to", "can", "could", "may", "will", "would", "must")  # the word after one is a verb:
 # "where you can *wash* your hands" names no wash (laundry)
 DEFINITION_PURPOSE = ("for", "to", "which", "where", "used")  # what follows says what a thing is for
+# Everyday household activities (not any world's affordances): what an unrelated use typically looks
+# like to the embedder. An affordance serving an activity must stand out from these.
+ACTIVITY_BACKGROUND = (
+    "sweep the floor", "take out the trash", "fold laundry", "iron a shirt", "feed the cat",
+    "walk the dog", "vacuum the carpet", "mop the floor", "brush teeth", "comb hair",
+    "open the window", "lock the door", "answer the phone", "write a letter", "pay the bills",
+    "play a board game", "listen to music", "make the bed", "peel potatoes", "chop vegetables",
+    "pour a drink", "wrap a present", "paint a wall", "charge the phone", "hang a picture",
+    "dust the furniture", "polish shoes", "sew a button", "knit a scarf", "call a friend",
+    "check the mail", "wipe the counter", "empty the bin", "change a light bulb", "tidy the room",
+    "fix a leak", "wash the car", "play the piano", "do homework", "take a photo",
+)
+ACTIVITY_MARGIN = 0.22  # an affordance serves an activity when their similarity beats the higher of their
+# ACTIVITY_BACKGROUND levels by this. Curve on read seeds 43-46 / 41-42 varied (bench_absent --activities),
+# present found-right and absent false-found: no gate 0.84 / 0.79 and 0.59 / 0.29; 0.14: 0.84 / 0.79 and
+# 0.29 / 0.24; 0.18: 0.84 / 0.79 and 0.24 / 0.12; 0.22: 0.84 / 0.79 and 0.18 / 0.06; 0.26: 0.80 / 0.75 and
+# 0.18 / 0.06. Under it: a monitor's "display" for "shows the time" +0.21, a plant's "water" for "keep me dry" +0.16
+VERB_JOINERS = ("and", "or", "to")  # in a question, the word after one is a verb ("sit and *work*")
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
+USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
+                           "with", "for", "at", "from", "to", "of", "by", "and", "or", "while", "bit"))
+# not an activity's or affordance's own word ("put *things* on", "lie down for a *bit*")
 
 
 class FoundRule:
@@ -105,6 +134,7 @@ class FoundRule:
         self.floor = float(floor)
         self.margin = float(margin)
         self._bg: np.ndarray | None = None
+        self._act_bg: np.ndarray | None = None
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._definitions: dict[str, list[tuple[dict[str, int], frozenset[str]]]] = {}
@@ -255,6 +285,95 @@ class FoundRule:
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
         return any(words(a)[:1] and words(a)[0] in verbs for a in node.affordances)
 
+    def _act_level(self, phrase: str) -> float:
+        """How similar an activity ``phrase`` is to unrelated household activities (a high quantile)."""
+        if self._act_bg is None:
+            self._act_bg = self._vecs(list(ACTIVITY_BACKGROUND))
+        return float(np.quantile(self._act_bg @ self._vecs([phrase])[0], BACKGROUND_QUANTILE))
+
+    def _act_stands_out(self, a: str, b: str) -> float:
+        vecs = self._vecs([a, b])
+        return float(vecs[0] @ vecs[1]) - max(self._act_level(a), self._act_level(b))
+
+    def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+        """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
+        retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
+        drink", the fridge's "store drinks"), a two-word verb as one the verb lexicon relates that
+        starts an affordance ("stretch out relax": "lie down relax", the sofa's "lie down on")."""
+        affordances = [a for a in dict.fromkeys(affordances) if a and a.strip()]
+        toks = words(phrase)
+        variants = [phrase]
+        own = {w for a in affordances for w in words(a)}
+        for i, tok in enumerate(toks[1:], 1):
+            related = self.lexicon.related(tok) if tok not in USE_STOPWORDS else {}
+            variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
+                         if singular(w) != singular(tok)
+                         and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
+        for n in (2,):  # a verb of two words ("stretch out"): its few senses are its meaning; a
+            # one-word verb's relatives span all its senses ("browse": graze, eat; "show": display)
+            related = self.lexicon.related_verbs(" ".join(toks[:n])) if len(toks) > n else {}
+            for aff in affordances:
+                aw = words(aff)
+                for m in (2, 1):
+                    if len(aw) >= m and " ".join(aw[:m]) in related:
+                        variants.append(" ".join(aw[:m] + toks[n:]))
+                        break
+        return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
+
+    def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+        """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
+        activity ``phrase`` (a verb and what it acts on: "wash hands"): 1.0 when the affordance says
+        the whole activity ("sit on" for "sit"), two of its words ("put on shoes at" for "sit to
+        put on shoes") or is only one of its verbs, with no object of its own ("drink from" for
+        "drink coffee", "work at" for "sit and work on my computer"); else their embedding
+        similarity beyond both their levels against
+        ``ACTIVITY_BACKGROUND``. A shared word alone does not count: the plant's "water" for "boil
+        water" (water is what is boiled, not what the plant does), the umbrella's "keep *dry*" for
+        "dry my hands" are matched by the words they do not share ("boil" against nothing: no
+        match; "hands" against "keep rain"), as a compound sharing a word with a label is matched
+        by its head (``match``). The activity's verbs are its first word and, in the question
+        ``text``, any after "and", "or", "to", "can", ... ("sit and *work* on my computer", "the
+        couch I could *sit* on")."""
+        act = _content(phrase)
+        if not act:
+            return -1.0
+        tokens = words(text)
+        verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
+        best = -1.0
+        for aff in dict.fromkeys(a for a in affordances if a and a.strip()):
+            own = _content(aff)
+            shared = set(act) & set(own)
+            if set(own) <= shared and not shared & verbs:
+                continue  # the affordance is only a word the activity uses otherwise: the plant's "water"
+            if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
+                return 1.0
+            if shared & verbs and own[0] not in shared:
+                # the activity's verb is no verb of the affordance ("dry hands": "keep dry in the
+                # rain"): the words they do not share decide
+                best = max(best, self._act_stands_out(" ".join(w for w in act if w not in shared),
+                                                      " ".join(w for w in own if w not in shared)))
+            elif own:
+                best = max(best, self._act_stands_out(phrase, aff))
+        return best
+
+    def activity_evidence(self, phrase: str, node, text: str = "") -> bool:
+        """Does the thing ``node`` serve the activity ``phrase`` on its own evidence: an affordance
+        (``affordance_match`` >= ``ACTIVITY_MARGIN``), or a definition naming what is acted on, a
+        kind of it or what it is a kind of (``definition_fit`` within ``DEFINITION_ADMIT_STEPS``:
+        "a table at which meals are served"; not a bag's "items" 3 steps from hands, nor the
+        helmet's "head" 2 steps from a face), that also names the activity's verb (or one the
+        lexicon relates to it) unless that is a light verb: a sink's "water supply" and a mug
+        "for holding water" do not boil it."""
+        pw = words(phrase)
+        if pw and any(self.names(lab, part) for lab in _labels(node) for part in (pw[0], " ".join(pw[1:])) if part):
+            return True  # the phrase starts with a thing the label names, read as a verb ("couch I
+            # could sit on": "couch sit"; "mug}) RETURN n": "mug return n"), or acts on it ("leave
+            # rucksack": a backpack; ``serves`` keeps a thing only acted on from a use it lacks)
+        if self.affordance_match(phrase, node.affordances, text) >= ACTIVITY_MARGIN:
+            return True
+        fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
+        return fit is not None and fit[1] <= DEFINITION_ADMIT_STEPS
+
     def _thing_word(self, word: str) -> str:
         """The word as a thing's name ("hands": hand, not the "hands" that are workers), or ""."""
         for form in dict.fromkeys((singular(word), word)):
@@ -289,7 +408,7 @@ class FoundRule:
                 self._definitions[key] = hit
         return hit
 
-    def definition_fit(self, phrase: str, labels: list[str]) -> tuple[int, int] | None:
+    def definition_fit(self, phrase: str, labels: list[str], with_verb: bool = False) -> tuple[int, int] | None:
         """Does a thing seen as ``labels`` serve the activity ``phrase`` by its dictionary
         definitions or those of its kinds? ``phrase`` is a verb and what it acts on ("have meal",
         "put away jacket", "wash hands"); a definition serves it when it names what is acted on or
@@ -297,7 +416,8 @@ class FoundRule:
         dining table, a kind of table; "storage space for clothes": jackets are clothing). The
         sort key (best first): -(things named + the verb itself in that definition: a washbasin
         is "where you can wash your hands", a hand towel only "dries the hands"), total steps.
-        None when no definition names them or the phrase names no thing after its verb."""
+        None when no definition names them or the phrase names no thing after its verb, or
+        (``with_verb``) none that does also names the verb or one the lexicon relates to it."""
         pw = words(phrase)
         acted = [w for w in dict.fromkeys(self._thing_word(w) for w in pw[1:]
                                           if w not in PARTICLES and w not in FUNCTION_WORDS) if w]
@@ -305,7 +425,8 @@ class FoundRule:
             return None
         kinds = [self.lexicon.ancestors(w, DEFINITION_DEPTH, 1) for w in acted]
         verb = pw[0]
-        forms = {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+        forms = _verb_forms(verb)
+        related = set().union(*(_verb_forms(v) for v in self.lexicon.related_verbs(verb))) if with_verb else set()
         best = None
         for lab in dict.fromkeys(labels):
             own = (self.lexicon.ancestors(lab, DEFINITION_DEPTH + 1)
@@ -318,7 +439,7 @@ class FoundRule:
                 steps = [min((k[w] + s for w, s in named.items() if w in k and w not in own), default=None)
                          for k in kinds]
                 steps = [s for s in steps if s is not None]
-                if steps:
+                if steps and (not with_verb or (forms | related) & text):
                     key = (-(len(steps) + bool(forms & text)), sum(steps))
                     best = key if best is None or key < best else best
         return best
@@ -334,7 +455,8 @@ class FoundRule:
         "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
         steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
         serving = [o for o in sub.targets() if o in sub.objects
-                   and (not pq.target or self.serves(pq.target, sub.objects[o]))]
+                   and (not pq.target or (self.serves(pq.target, sub.objects[o])
+                                          and self.activity_evidence(pq.target, sub.objects[o], pq.text or "")))]
         fit = {}
         for o in serving if pq.target else []:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
@@ -405,6 +527,16 @@ def _other_head(phrase: list[str], label: list[str]) -> bool:
     name two kinds of things ("coffee machine" and "coffee table", "desk drawer" and "desk")
     unless the lexicon relates them (``FoundRule.names``, checked first)."""
     return len(phrase) > 1 and bool(label) and phrase[-1] != label[-1] and bool(set(phrase) & set(label))
+
+
+def _verb_forms(verb: str) -> set[str]:
+    return {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+
+
+def _content(phrase: str) -> list[str]:
+    """An activity's or affordance's own words: no determiners, pronouns, prepositions or
+    particles ("put things on": put), singular."""
+    return list(dict.fromkeys(singular(w) for w in words(phrase) if w not in USE_STOPWORDS and w not in PARTICLES))
 
 
 def _colours(text: str) -> set[str]:
