@@ -356,3 +356,6 @@ def test_voice_intents(utterance, kind, text):
 def test_goto_query_becomes_a_question():
     assert question_for("the coffee machine") == "Where is the coffee machine?"
     assert question_for("where did I see a kettle?") == "where did I see a kettle?"
+    # a command sent as the query: "take" is no part of the thing ("take mattress" is no thing)
+    assert question_for("Take me to the mattress.") == "Where is the mattress?"
+    assert question_for("please go to the kitchen sink") == "Where is the kitchen sink?"

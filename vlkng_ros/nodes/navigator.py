@@ -67,9 +67,13 @@ def import_interface(type_name: str) -> Any:
 
 
 def question_for(query: str) -> str:
-    """A GoTo query ('the coffee machine') as a question for /ask."""
+    """A GoTo query ('the coffee machine', 'take me to the mattress') as a question for /ask:
+    a spoken command's words are not part of what is looked for."""
     q = query.strip()
-    return q if q.endswith("?") else f"Where is {q.rstrip('.!')}?"
+    if q.endswith("?"):
+        return q
+    intent = parse_intent(q)
+    return f"Where is {intent.text if intent.kind == 'goto' else q.rstrip('.!')}?"
 
 
 def _wait(future: Any, timeout_s: float, cancelled: Callable[[], bool] = lambda: False) -> bool:
