@@ -217,7 +217,12 @@ class FoundRule:
             return 1.0
         labels = list(dict.fromkeys(labels))
         other_kind = [lab for lab in labels if _other_head(wanted, words(lab))]
-        same = [lab for lab in labels if lab not in other_kind]
+        # two kinds of one head the lexicon knows apart ("dining table", "coffee table"): siblings,
+        # not names of one thing (neither names the other, checked above); their definitions and
+        # embeddings share the head, which says nothing of which one was seen
+        siblings = [lab for lab in labels if lab not in other_kind and _sibling(wanted, words(lab))
+                    and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)]
+        same = [lab for lab in labels if lab not in other_kind and lab not in siblings]
         # a compound sharing only a modifier with the label ("coffee machine": a coffee table,
         # "desk drawer": a desk) is matched by its head against the label's head, never by the
         # whole phrase: the shared word alone makes them 0.26-0.31 over background; unless the
@@ -558,6 +563,11 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
 
         room = main_place(node)
     return bool(pq.places and room) and room.lower() not in pq.places
+
+
+def _sibling(phrase: list[str], label: list[str]) -> bool:
+    """A compound phrase and a compound label with one head noun and other modifiers."""
+    return len(phrase) > 1 and len(label) > 1 and phrase[-1] == label[-1] and phrase != label
 
 
 def _labels(node) -> list[str]:
