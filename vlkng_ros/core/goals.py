@@ -233,7 +233,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
                 # blocked along the line (and a turned line could beat the nearest clear goal so far): turn it where
                 # this view saw
                 cands += [(w, ft, True) for w, ft in fan_standoff(
-                    (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, robot_radius_m + OBSTACLE_MARGIN_M)]
+                    (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, body)]
         for (ux, uy), t, clear in cands:
             clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t))
             if clear:

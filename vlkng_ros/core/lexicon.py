@@ -348,30 +348,31 @@ class WordNetLexicon:
         return out
 
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
-        out = []
-        with self._lock:
-            try:
-                _, offsets = self.senses(term)
-                if things_only:
-                    offsets = tuple(o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES)
-                for offset in offsets[:senses]:
-                    # "| a piece of furniture with shelves for storing books; ..." -> its first clause
-                    gloss = self._data_line(offset).partition(" | ")[2].split(";")[0].strip()
-                    if gloss:
-                        out.append(gloss)
-            except (OSError, ValueError, IndexError, KeyError) as e:
-                log.warning("WordNet lookup of %r failed (%s)", term, e)
-                return []
-        return out
+        def pick(offsets: tuple[int, ...]) -> list[int]:
+            if things_only:
+                offsets = tuple(o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES)
+            return list(offsets[:senses])
+
+        # "| a piece of furniture with shelves for storing books; ..." -> its first clause
+        return self._definitions(term, pick, lambda gloss: gloss.split(";")[0].strip())
 
     def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+        def pick(offsets: tuple[int, ...]) -> list[int]:
+            mine = [o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:senses]
+            return list(dict.fromkeys([*mine, *(k for o in mine for k in self.synset(o).hyponyms)]))
+
+        return self._definitions(term, pick, lambda gloss: re.sub(r'"[^"]*"', "", gloss).strip(" ;\r\n"))
+
+    def _definitions(self, term: str, pick: Callable[[tuple[int, ...]], list[int]],
+                     clean: Callable[[str], str]) -> list[str]:
+        """The non-empty ``clean``ed definitions of the synsets ``pick`` chooses among the term's
+        senses (most frequent first); [] when WordNet cannot be read (logged)."""
         out = []
         with self._lock:
             try:
                 _, offsets = self.senses(term)
-                mine = [o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:senses]
-                for offset in dict.fromkeys([*mine, *(k for o in mine for k in self.synset(o).hyponyms)]):
-                    gloss = re.sub(r'"[^"]*"', "", self._data_line(offset).partition(" | ")[2]).strip(" ;\r\n")
+                for offset in pick(offsets):
+                    gloss = clean(self._data_line(offset).partition(" | ")[2])
                     if gloss:
                         out.append(gloss)
             except (OSError, ValueError, IndexError, KeyError) as e:

@@ -314,15 +314,15 @@ class FoundRule:
             variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
                          if singular(w) != singular(tok)
                          and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
-        for n in (2,):  # a verb of two words ("stretch out"): its few senses are its meaning; a
-            # one-word verb's relatives span all its senses ("browse": graze, eat; "show": display)
-            related = self.lexicon.related_verbs(" ".join(toks[:n])) if len(toks) > n else {}
-            for aff in affordances:
-                aw = words(aff)
-                for m in (2, 1):
-                    if len(aw) >= m and " ".join(aw[:m]) in related:
-                        variants.append(" ".join(aw[:m] + toks[n:]))
-                        break
+        # a verb of two words ("stretch out"): its few senses are its meaning; a one-word verb's
+        # relatives span all its senses ("browse": graze, eat; "show": display)
+        related = self.lexicon.related_verbs(" ".join(toks[:2])) if len(toks) > 2 else {}
+        for aff in affordances:
+            aw = words(aff)
+            for m in (2, 1):
+                if len(aw) >= m and " ".join(aw[:m]) in related:
+                    variants.append(" ".join(aw[:m] + toks[2:]))
+                    break
         return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
 
     def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:

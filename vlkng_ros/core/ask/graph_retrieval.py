@@ -399,19 +399,20 @@ def place_shares(node: ObjectNode,
     keyframe's (place, camera xy), None when unknown. An object without a position, or a
     sighting without a camera pose, counts as the average of its other sightings (all alike
     when none has a distance)."""
-    seen: list[tuple[str, float | None]] = []
+    seen: list[tuple[str, float | None]] = []  # (place, the sighting's weight; None: no distance)
     for tour, stamp in node.frames:
         frame = frame_at(tour, stamp)
         if frame is None or not frame[0]:
             continue
         place, xy = frame
-        d = math.dist(xy, node.position) if xy is not None and node.position is not None else None
-        seen.append((str(place).lower(), d))
-    weights = [1.0 / max(d, PLACE_NEAR_M) ** 2 for _, d in seen if d is not None]
+        w = 1.0 / max(math.dist(xy, node.position), PLACE_NEAR_M) ** 2 \
+            if xy is not None and node.position is not None else None
+        seen.append((str(place).lower(), w))
+    weights = [w for _, w in seen if w is not None]
     unknown = sum(weights) / len(weights) if weights else 1.0
     totals: dict[str, float] = {}
-    for place, d in seen:
-        totals[place] = totals.get(place, 0.0) + (unknown if d is None else 1.0 / max(d, PLACE_NEAR_M) ** 2)
+    for place, w in seen:
+        totals[place] = totals.get(place, 0.0) + (unknown if w is None else w)
     total = sum(totals.values())
     return {p: w / total for p, w in totals.items()} if total > 0 else {}
 
