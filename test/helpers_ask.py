@@ -23,10 +23,12 @@ def make_memory(path: Path, embedder: str = "minilm") -> Memory:
 def add_objects(memory: Memory, specs: list[dict[str, Any]], relations: list[tuple[str, str, str]] = (),
                 chunk: str = "home#000000", with_vectors: bool = True) -> None:
     """specs: id, label, description, attributes, affordances, position, seen (list of seconds),
-    optional bbox, position_var (default 0.1) and labels_seen (default [label]). Writes keyframes, objects, relations and one text vector per object."""
+    optional bbox, position_var (default 0.1), labels_seen (default [label]) and place (the
+    place of the keyframes it was seen in). Writes keyframes, objects, relations and one text vector per object."""
     stamps = sorted({T0 + int(s * SEC) for spec in specs for s in spec["seen"]})
+    place_at = {T0 + int(s * SEC): spec["place"] for spec in specs if spec.get("place") for s in spec["seen"]}
     memory.graph.upsert_keyframes(
-        Keyframe(TOUR, st, i, 640, 480, Pose.from_xy_yaw((st - T0) / SEC * 0.5, 0.0, 0.0))
+        Keyframe(TOUR, st, i, 640, 480, Pose.from_xy_yaw((st - T0) / SEC * 0.5, 0.0, 0.0), place=place_at.get(st))
         for i, st in enumerate(stamps))
     nodes = []
     for spec in specs:

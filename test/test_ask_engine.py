@@ -189,6 +189,46 @@ def test_function_words_that_are_nouns_here(question, target, places):
     assert pq.target == target and pq.places == places
 
 
+@pytest.mark.parametrize("question,known,target,places,entities", [
+    # a room named by two words is one place, not a place and a thing called "living"/"laundry"
+    ("Where did we pass the green plant in the living room?", (), "plant", ["living room"], ["plant"]),
+    ("Where is the towel in the laundry room?", (), "towel", ["laundry room"], ["towel"]),
+    ("What did I see after I left the living room?", (), "", [], []),
+    ("Where is the vase on the table in the dining room?", (), "vase", ["dining room"], ["vase", "table"]),
+    ("Where is the living room lamp?", (), "lamp", ["living room"], ["lamp"]),
+    ("Where is the mug in the guest bedroom?", (), "mug", ["bedroom"], ["mug"]),
+    # a kind of place only this memory has: a place where the memory knows it, a thing elsewhere
+    ("Where did I see the lamp in the study?", ("study", "kitchen"), "lamp", ["study"], ["lamp"]),
+    ("Where did I see the lamp in the study?", (), "lamp", [], ["lamp", "study"]),
+    ("Where is my study guide?", ("study",), "study guide", [], ["study guide"]),
+])
+def test_rooms_named_in_a_question_are_places(question, known, target, places, entities):
+    from vlkng_ros.core.ask.query import parse_offline
+
+    pq = parse_offline(question, known)
+    assert (pq.target, pq.places, pq.entities) == (target, places, entities)
+    assert not [r for r in pq.relations if r.ref in ("living", "laundry", "dining", "guest", "study")] or not known
+
+
+def test_a_room_the_memory_knows_steers_the_search(tmp_path):
+    """"The lamp in the study": with a study among the memory's places, the study's lamp, not
+    the lamp nearest a thing called "study"."""
+    from helpers_ask import add_objects, make_memory
+
+    mem = make_memory(tmp_path)
+    add_objects(mem, [
+        {"id": "o-lamp-bed", "label": "lamp", "description": "a lamp", "position": (1.0, 0.0), "seen": [1, 2, 3, 4],
+         "place": "bedroom"},
+        {"id": "o-lamp-study", "label": "lamp", "description": "a lamp", "position": (9.0, 0.0), "seen": [20, 21],
+         "place": "study"},
+    ])
+    try:
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where did I see the lamp in the study?"))
+        assert res.found and res.target_object_id == "o-lamp-study"
+    finally:
+        mem.close()
+
+
 def test_activity_with_a_particle_finds_the_object_for_it(tmp_path):
     from helpers_ask import add_objects, make_memory
 

@@ -116,7 +116,7 @@ class AskEngine:
         t0 = time.perf_counter()
         usage = LLMUsage()
         llm = self.llm if use_llm else None
-        pq, note = decompose(question, llm, usage)
+        pq, note = decompose(question, llm, usage, self._tours.known_places())
         if note:
             notes.append(note)
         tokens["decompose"] = usage.prompt_tokens

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Collection
 
 from ..intent import parse_intent
 from ..llm.base import LLM, LLMError, LLMUsage
@@ -148,16 +148,54 @@ def _kept_noun(tokens: list[str], i: int) -> bool:
             and tokens[i + 1:i + 2] != ["time"])  # "the second time": parse_offline made it "the time time"
 
 
-def _phrase(tokens: list[str]) -> tuple[str, list[str], list[str]]:
+def place_name(phrase: str, known: Collection[str] = ()) -> str:
+    """The kind of place a phrase names, "" when it names none: one of PLACES or of ``known`` (the
+    memory's keyframe places) as written, any "<word> room" ("laundry room", "kids room"), or one
+    modifier before a place ("guest bedroom" -> "bedroom", so that it matches the memory's)."""
+    p = " ".join(phrase.lower().split())
+    places = PLACES | {k.lower() for k in known}
+    toks = p.split()
+    if p in places:
+        return p
+    if len(toks) == 2 and toks[1] == "room":
+        return p
+    if len(toks) >= 2 and " ".join(toks[1:]) in places and toks[-1] != "room":
+        return " ".join(toks[1:])
+    return ""
+
+
+def _place_span(tokens: list[str], known: Collection[str]) -> tuple[str, list[str]]:
+    """A place named inside a span, as a whole phrase: the span's last words ("after I left the
+    living room") or its first ones before a thing ("the living room lamp"): (place, the span
+    without it); ("", span) when it names none as a phrase (single place words are left to
+    ``_phrase``)."""
+    content = [i for i, t in enumerate(tokens) if t not in FUNCTION_WORDS]
+    for n in (3, 2, 1):  # the longest place at the end of the span
+        if len(content) >= n:
+            idx = content[-n:]
+            place = place_name(" ".join(tokens[i] for i in idx), known)
+            if place and (n > 1 or place not in PLACES):
+                return place, [t for i, t in enumerate(tokens) if i not in idx]
+    multi = {p for p in PLACES | {k.lower() for k in known} if " " in p}
+    for n in (3, 2):  # "the dining room table": a place that opens the span
+        if len(content) > n and " ".join(tokens[i] for i in content[:n]) in multi:
+            return " ".join(tokens[i] for i in content[:n]), [t for i, t in enumerate(tokens) if i not in content[:n]]
+    return "", tokens
+
+
+def _phrase(tokens: list[str], known: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
     """Content words of a span -> (entity phrase, attribute words, place words)."""
+    place, tokens = _place_span(tokens, known)
     attrs = [t for t in tokens if t in COLORS or t in MATERIALS or t in SIZES]
-    places = [t for t in tokens if t in PLACES]
+    places = [place] * bool(place) + [t for t in tokens if t in PLACES]
     keep = [t for i, t in enumerate(tokens)
             if _kept_noun(tokens, i) or (_content(t) and t not in attrs and not t.isdigit())]
     return " ".join(keep), attrs, places
 
 
-def parse_offline(question: str) -> ParsedQuery:
+def parse_offline(question: str, known_places: Collection[str] = ()) -> ParsedQuery:
+    """The question's parts without a model. ``known_places``: the kinds of place in memory
+    (keyframe places), so "the lamp in the study" names a place where the memory has a study."""
     pq = ParsedQuery(text=question)
     # "Take me to the easy chair": a command names its target; parse it as "where is" it
     intent = parse_intent(question)
@@ -170,11 +208,6 @@ def parse_offline(question: str) -> ParsedQuery:
         if toks[i] in ORDINALS and toks[i + 1] in ("time", "times"):
             nth = ORDINALS[toks[i]]
             toks[i] = "time"
-    text = " ".join(toks)
-    # two-word place names first
-    for place in PLACES:
-        if " " in place and place in text:
-            pq.places.append(place)
     # split into segments at relation predicates and time cues
     segments: list[tuple[str, list[str]]] = [("head", [])]
     time_attrs: dict[str, list[str]] = {}  # time-cue phrase -> its colour/material/size words
@@ -197,7 +230,7 @@ def parse_offline(question: str) -> ParsedQuery:
         segments[-1][1].append(toks[i])
         i += 1
     for kind, span in segments:
-        phrase, attrs, places = _phrase(span)
+        phrase, attrs, places = _phrase(span, known_places)
         pq.places.extend(p for p in places if p not in pq.places)
         if kind == "head":
             if phrase:
@@ -229,7 +262,7 @@ def parse_offline(question: str) -> ParsedQuery:
     if activity and not pq.time:
         verb = next(iter(words(activity.group(1))), "")
         if verb and (verb not in FUNCTION_WORDS or verb in LIGHT_VERBS):  # "where can I find/see X" asks for X
-            phrase, attrs, places = _phrase(words(activity.group(1)))
+            phrase, attrs, places = _phrase(words(activity.group(1)), known_places)
             toks = [verb] * (verb in LIGHT_VERBS and bool(phrase)) + phrase.split()
             while toks and toks[-1] in SINGLE_WORD_PREDICATES:  # "wash hands in [the bathroom]"
                 toks.pop()
@@ -272,11 +305,12 @@ event or thing they refer to).
 Question: """
 
 
-def decompose(question: str, llm: LLM | None, usage: LLMUsage | None = None) -> tuple[ParsedQuery, str]:
+def decompose(question: str, llm: LLM | None, usage: LLMUsage | None = None,
+              known_places: Collection[str] = ()) -> tuple[ParsedQuery, str]:
     """(parsed query, note). With an LLM: one call; on LLMError or a useless reply, the offline
-    parse and a note saying so."""
+    parse and a note saying so. ``known_places``: see parse_offline."""
     if llm is None:
-        return parse_offline(question), ""
+        return parse_offline(question, known_places), ""
     try:
         out = llm.generate_json(DECOMPOSE_PROMPT + question, DECOMPOSE_SCHEMA, usage=usage)
         pq = ParsedQuery(text=question, source="llm")
@@ -293,4 +327,4 @@ def decompose(question: str, llm: LLM | None, usage: LLMUsage | None = None) -> 
         pq.entities = list(dict.fromkeys(e for e in [pq.target] + [r.ref for r in pq.relations] if e))
         return pq, ""
     except (LLMError, KeyError, TypeError, AttributeError, ValueError) as e:
-        return parse_offline(question), f"LLM query decomposition failed ({e}); used the offline parser"
+        return parse_offline(question, known_places), f"LLM query decomposition failed ({e}); used the offline parser"

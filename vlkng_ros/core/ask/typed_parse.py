@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .query import PLACES, RELATION_PREDICATES, words
+from .query import PLACES, RELATION_PREDICATES, place_name, words
 
 # answer types (AskResult.answer_type); "" = the engine's object search / multiple choice
 COUNT, ROOM, EXISTENCE, ATTRIBUTE, WHEN, DURATION, ROUTE = (
@@ -141,10 +141,7 @@ def _split_scope(phrase: str) -> tuple[str, str, str, str]:
 
 
 def _place_word(phrase: str, known_places: set[str]) -> str:
-    p = _clean(phrase)
-    if p in known_places or p in PLACES or (p.endswith(" room") and len(p.split()) == 2):
-        return p
-    return ""
+    return place_name(_clean(phrase), known_places)
 
 
 def normalise(question: str) -> str:
