@@ -247,6 +247,26 @@ def depth_share(mem_dir: Path) -> tuple[int, int]:
         return sum(1 for o in objs if o.ray_stats and RayAccumulator(o.ray_stats).has_depth), len(objs)
 
 
+def node_views(mem: Memory, node, boxes_at: dict, depths, cams: dict, cfg: VlkngConfig):
+    """(observation, keyframe, its depth, camera, the other boxes in that image) for each of
+    ``node``'s sightings whose keyframe has a pose and stored depth; ``cams`` caches the tours'
+    camera models."""
+    import json
+
+    from vlkng_ros.core.model import CameraModel
+
+    for ob in node.observations:
+        kf = mem.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
+        d = depths.get(ob.tour_id, ob.stamp_ns) if kf is not None and kf.pose is not None else None
+        if d is None:
+            continue
+        if ob.tour_id not in cams:
+            raw = mem.graph.get_meta(f"camera:{ob.tour_id}")
+            cams[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
+                kf.width, kf.height, cfg.capture.camera_hfov_deg)
+        yield ob, kf, d, cams[ob.tour_id], [b for b in boxes_at[(ob.tour_id, ob.stamp_ns)] if b is not ob.bbox]
+
+
 def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
     """Per ground-truth object, what its main node's position error is made of: the error split
     along the mean view direction (+: placed beyond the true centre; depth bias) and across it
@@ -311,17 +331,7 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
                 if hull is not None:
                     row["closed"], row["one_end"] = int(hull[2].sum()), int((hull[3] != 0).sum())
             view_along, view_across, cut = [], [], 0
-            for ob in node.observations:
-                kf = mem.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
-                d = depths.get(ob.tour_id, ob.stamp_ns) if kf is not None and kf.pose is not None else None
-                if d is None:
-                    continue
-                if ob.tour_id not in cams:
-                    raw = mem.graph.get_meta(f"camera:{ob.tour_id}")
-                    cams[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
-                        kf.width, kf.height, cfg.capture.camera_hfov_deg)
-                cam = cams[ob.tour_id]
-                others = [b for b in boxes_at[(ob.tour_id, ob.stamp_ns)] if b is not ob.bbox]
+            for ob, kf, d, cam, others in node_views(mem, node, boxes_at, depths, cams, cfg):
                 fix = dp.object_depth(d, ob.bbox, cam, noise, height or depths.camera_height(ob.tour_id, ob.stamp_ns, cam),
                                       others)
                 if fix is None:
@@ -351,26 +361,14 @@ def union_views(mem: Memory, node, boxes_at: dict, depths, cams: dict, cfg: Vlkn
     box is cut, the line of sight's yaw, the depth noise there, and where free space was seen
     beyond it in its box (the start of each ray's part below the object's top that reached a
     reading farther than the object: nothing of the object stands on it)."""
-    import json
     import math
 
     import numpy as np
 
     from vlkng_ros.core import depth as dp
-    from vlkng_ros.core.model import CameraModel
 
     noise, pitch, out = dp.DepthNoise(), math.radians(cfg.capture.camera_pitch_deg), []
-    for ob in node.observations:
-        kf = mem.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
-        d = depths.get(ob.tour_id, ob.stamp_ns) if kf is not None and kf.pose is not None else None
-        if d is None:
-            continue
-        if ob.tour_id not in cams:
-            raw = mem.graph.get_meta(f"camera:{ob.tour_id}")
-            cams[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
-                kf.width, kf.height, cfg.capture.camera_hfov_deg)
-        cam = cams[ob.tour_id]
-        others = [b for b in boxes_at[(ob.tour_id, ob.stamp_ns)] if b is not ob.bbox]
+    for ob, kf, d, cam, others in node_views(mem, node, boxes_at, depths, cams, cfg):
         h = height or depths.camera_height(ob.tour_id, ob.stamp_ns, cam) or 1.0
         pts = dp.object_points(d, ob.bbox, cam, noise, h, others)
         fix = dp.object_depth(d, ob.bbox, cam, noise, h, others)
