@@ -16,10 +16,12 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   object's sums), each timed over the tour's keyframes;
   with --per-object, each big object's error broken down (``per_object``): along / across the
   mean view, the depth fixes' own centre, the fused centre before the surface bound, each view's
-  fix re-measured, cut views, nodes, other objects' sightings in its node.
+  fix re-measured, cut views, nodes, other objects' sightings in its node;
+  with --union, each big object's position from the union of its views' surface points, several
+  ways (``union_estimates``), against the stored one (depth8's evaluation).
 
     python bench/bench_depth.py [--seeds 21 22 23] [--minutes 1.5] [--workdir bench-out/depth] [--rebuild] [--varied]
-                                [--no-cost] [--per-object] [--misses]
+                                [--no-cost] [--per-object] [--misses] [--union]
                                 [--goal-max-from-object M]
 
 --misses also lists every goal miss with depth and its class (``miss_row``).
@@ -245,6 +247,26 @@ def depth_share(mem_dir: Path) -> tuple[int, int]:
         return sum(1 for o in objs if o.ray_stats and RayAccumulator(o.ray_stats).has_depth), len(objs)
 
 
+def node_views(mem: Memory, node, boxes_at: dict, depths, cams: dict, cfg: VlkngConfig):
+    """(observation, keyframe, its depth, camera, the other boxes in that image) for each of
+    ``node``'s sightings whose keyframe has a pose and stored depth; ``cams`` caches the tours'
+    camera models."""
+    import json
+
+    from vlkng_ros.core.model import CameraModel
+
+    for ob in node.observations:
+        kf = mem.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
+        d = depths.get(ob.tour_id, ob.stamp_ns) if kf is not None and kf.pose is not None else None
+        if d is None:
+            continue
+        if ob.tour_id not in cams:
+            raw = mem.graph.get_meta(f"camera:{ob.tour_id}")
+            cams[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
+                kf.width, kf.height, cfg.capture.camera_hfov_deg)
+        yield ob, kf, d, cams[ob.tour_id], [b for b in boxes_at[(ob.tour_id, ob.stamp_ns)] if b is not ob.bbox]
+
+
 def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
     """Per ground-truth object, what its main node's position error is made of: the error split
     along the mean view direction (+: placed beyond the true centre; depth bias) and across it
@@ -309,17 +331,7 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
                 if hull is not None:
                     row["closed"], row["one_end"] = int(hull[2].sum()), int((hull[3] != 0).sum())
             view_along, view_across, cut = [], [], 0
-            for ob in node.observations:
-                kf = mem.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
-                d = depths.get(ob.tour_id, ob.stamp_ns) if kf is not None and kf.pose is not None else None
-                if d is None:
-                    continue
-                if ob.tour_id not in cams:
-                    raw = mem.graph.get_meta(f"camera:{ob.tour_id}")
-                    cams[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else CameraModel.from_hfov(
-                        kf.width, kf.height, cfg.capture.camera_hfov_deg)
-                cam = cams[ob.tour_id]
-                others = [b for b in boxes_at[(ob.tour_id, ob.stamp_ns)] if b is not ob.bbox]
+            for ob, kf, d, cam, others in node_views(mem, node, boxes_at, depths, cams, cfg):
                 fix = dp.object_depth(d, ob.bbox, cam, noise, height or depths.camera_height(ob.tour_id, ob.stamp_ns, cam),
                                       others)
                 if fix is None:
@@ -337,6 +349,170 @@ def per_object(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
                 row["cut"] = cut / len(view_along)
             rows.append(row)
     return rows
+
+
+UNION_VARIANTS = ("stored", "fused", "remeasured", "pooled", "denoised", "faces", "free")
+
+
+def union_views(mem: Memory, node, boxes_at: dict, depths, cams: dict, cfg: VlkngConfig,
+                height: float | None) -> list[dict]:
+    """Each sighting of ``node`` re-read from its keyframe's depth: the object's surface points in
+    the map plane (``depth.object_points``: the readings its fix is measured from), whether the
+    box is cut, the line of sight's yaw, the depth noise there, and where free space was seen
+    beyond it in its box (the start of each ray's part below the object's top that reached a
+    reading farther than the object: nothing of the object stands on it)."""
+    import math
+
+    import numpy as np
+
+    from vlkng_ros.core import depth as dp
+
+    noise, pitch, out = dp.DepthNoise(), math.radians(cfg.capture.camera_pitch_deg), []
+    for ob, kf, d, cam, others in node_views(mem, node, boxes_at, depths, cams, cfg):
+        h = height or depths.camera_height(ob.tour_id, ob.stamp_ns, cam) or 1.0
+        pts = dp.object_points(d, ob.bbox, cam, noise, h, others)
+        fix = dp.object_depth(d, ob.bbox, cam, noise, h, others)
+        if pts is None or fix is None:
+            continue
+        up = lambda q: h - (q[:, 1] * math.cos(pitch) + q[:, 2] * math.sin(pitch))  # noqa: E731 (height above the floor)
+        top = float(np.percentile(up(pts), 95))
+        # readings in the box beyond the object (not another box's): the background
+        sh, sw = d.shape[:2]
+        sx, sy = sw / cam.width, sh / cam.height
+        rows, cols = np.mgrid[int(ob.bbox[1] * sy):int(math.ceil(ob.bbox[3] * sy)):2,
+                              int(ob.bbox[0] * sx):int(math.ceil(ob.bbox[2] * sx)):2]
+        z = d[rows, cols].astype(float)
+        u, v = (cols + 0.5) / sx, (rows + 0.5) / sy
+        with np.errstate(invalid="ignore"):
+            bg = np.isfinite(z) & (z > float(pts[:, 2].max()) + dp.JUMP_M + 3.0 * float(noise.sigma(pts[:, 2].max())))
+        for b in others:
+            bg &= ~((u >= b[0]) & (u <= b[2]) & (v >= b[1]) & (v <= b[3]))
+        q = np.stack([(u[bg] - cam.cx) / cam.fx * z[bg], (v[bg] - cam.cy) / cam.fy * z[bg], z[bg]], axis=1)
+        below = up(q) < top
+        share = np.where(h > top, (h - top) / np.maximum(h - up(q)[below], 1e-6), 0.0)
+        c = np.array([kf.pose.x, kf.pose.y])
+        free = c + share[:, None] * (dp.optical_to_map(q[below], kf.pose, pitch) - c)
+        yaw = kf.pose.yaw - math.atan2(float(np.median(pts[:, 0])), float(np.median(pts[:, 2])))
+        out.append({"xy": dp.optical_to_map(pts, kf.pose, pitch), "cut": fix.cut, "yaw": yaw, "free": free,
+                    "sigma": float(noise.sigma(float(np.median(pts[:, 2])))),
+                    "sighting": (ob.tour_id, ob.stamp_ns, kf.pose, ob.bbox, cam, others)})
+    return out
+
+
+def union_estimates(node, views: list[dict], depths, height: float | None, pitch: float) -> dict[str, tuple]:
+    """``node``'s position, several ways (UNION_VARIANTS): stored; fused (the fixes and bearings
+    without the surface bound); remeasured (all its sightings' fixes measured again together, one
+    outlier test over all of them: what a re-solve at the end of a build would write); and with
+    the surface bound (``RayAccumulator._hull_adjusted``) on the union of the re-read views'
+    points: pooled (the 2-98th percentiles of all their points together, not each view's joined
+    by min / max), denoised (each view's extent shrunk by twice its depth noise along its line of
+    sight), faces (a face seen by uncut views at the mean of their own extents' ends there), free
+    (the stored position, its far side along an axis seen from one end capped by the free space
+    seen beyond the object: the centre at most midway from the seen face to it)."""
+    import math
+
+    import numpy as np
+
+    from vlkng_ros.core import depth as dp
+    from vlkng_ros.core.geometry import HULL_DIRS, HULL_PERCENTILE, RayAccumulator
+
+    out = {"stored": node.position}
+    bare = RayAccumulator(node.ray_stats)
+    bare.hull_n = 0
+    out["fused"] = (bare.solve(height) or (node.position,))[0]
+    again = RayAccumulator(RayAccumulator(node.ray_stats).to_list()[: RayAccumulator.FORWARD_SIZE])
+    dp.add_depth_fixes(again, depths, [v["sighting"] for v in views], dp.DepthNoise(), pitch, height)
+    out["remeasured"] = (again.solve(height) or (node.position,))[0] if again.has_depth else node.position
+    if not views:
+        return out | {k: node.position for k in UNION_VARIANTS if k not in out}
+    ext = []  # per view: (lo, hi) along the hull axes, whether it saw the low / high faces
+    for v in views:
+        proj = v["xy"] @ HULL_DIRS.T
+        look = HULL_DIRS @ np.array([math.cos(v["yaw"]), math.sin(v["yaw"])])
+        ext.append((np.percentile(proj, HULL_PERCENTILE, axis=0), np.percentile(proj, 100.0 - HULL_PERCENTILE, axis=0),
+                    (look > 0.5) & (not v["cut"]), (look < -0.5) & (not v["cut"]), np.abs(look) * v["sigma"]))
+    lo, hi, seen_lo, seen_hi, noise = (np.array(x) for x in zip(*ext))
+
+    def bounded(hull_lo, hull_hi):
+        acc = RayAccumulator(node.ray_stats)
+        acc.hull_lo, acc.hull_hi = np.asarray(hull_lo, dtype=float), np.asarray(hull_hi, dtype=float)
+        return (acc.solve(height) or (node.position,))[0]
+
+    pooled = np.concatenate([v["xy"] for v in views]) @ HULL_DIRS.T
+    out["pooled"] = bounded(np.percentile(pooled, HULL_PERCENTILE, axis=0),
+                            np.percentile(pooled, 100.0 - HULL_PERCENTILE, axis=0))
+    mid = 0.5 * (lo + hi)
+    out["denoised"] = bounded(np.minimum(lo + 2.0 * noise, mid).min(axis=0), np.maximum(hi - 2.0 * noise, mid).max(axis=0))
+    faces_lo = np.array([lo[seen_lo[:, i], i].mean() if seen_lo[:, i].any() else lo[:, i].min() for i in range(len(HULL_DIRS))])
+    faces_hi = np.array([hi[seen_hi[:, i], i].mean() if seen_hi[:, i].any() else hi[:, i].max() for i in range(len(HULL_DIRS))])
+    out["faces"] = bounded(faces_lo, faces_hi)
+    x = np.array(node.position, dtype=float)
+    acc = RayAccumulator(node.ray_stats)
+    hull, free = acc.hull_bounds(), np.concatenate([v["free"] for v in views])
+    if hull is not None and len(free) and (acc.footprint() or (0.0,))[0] >= 0.45:
+        for i, (u, s) in enumerate(zip(hull[0], hull[3])):
+            j = (i + len(HULL_DIRS) // 2) % len(HULL_DIRS)  # the perpendicular axis
+            across = free @ HULL_DIRS[j]
+            t = s * (free @ u)
+            face, far = (acc.hull_lo[i], acc.hull_hi[i]) if s > 0 else (-acc.hull_hi[i], -acc.hull_lo[i])
+            behind = (across > acc.hull_lo[j] + 0.05) & (across < acc.hull_hi[j] - 0.05) & (t > far)
+            if s and behind.any() and s * float(u @ x) > 0.5 * (face + float(t[behind].min())):
+                x = x + (0.5 * (face + float(t[behind].min())) - s * float(u @ x)) * s * u
+    out["free"] = (float(x[0]), float(x[1]))
+    return out
+
+
+def union_rows(tour: Path, mem_dir: Path, seed: int) -> list[dict]:
+    """Per big ground-truth object's main node with depth: the error (m) of each of
+    ``union_estimates``."""
+    import json
+    import math
+    from collections import defaultdict
+
+    import numpy as np
+
+    from vlkng_ros.core import depth as dp
+    from vlkng_ros.core.calibration import memory_camera_height
+    from vlkng_ros.core.geometry import RayAccumulator
+    from vlkng_ros.eval.metrics import position_errors
+
+    cfg = config(True)
+    gt = {o["gt_track"]: o for o in json.loads((tour / "world.json").read_text())["objects"]}
+    rows = []
+    with Memory.open(mem_dir, cfg) as mem:
+        nodes = {n.id: n for n in mem.graph.iter_objects()}
+        boxes_at: dict[tuple[str, int], list] = defaultdict(list)
+        for n in nodes.values():
+            for ob in n.observations:
+                boxes_at[(ob.tour_id, ob.stamp_ns)].append(ob.bbox)
+        height, depths, cams = memory_camera_height(mem, cfg), dp.KeyframeDepths(mem.frames), {}
+        for main in position_errors(mem, tour):
+            o, node = gt[main["track"]], nodes[main["node"]]
+            if max(o["size_m"][:2]) < 1.0 or not node.ray_stats or not RayAccumulator(node.ray_stats).has_depth:
+                continue
+            views = union_views(mem, node, boxes_at, depths, cams, cfg, height)
+            est = union_estimates(node, views, depths, height, math.radians(cfg.capture.camera_pitch_deg))
+            true = np.array(o["xy"], dtype=float)
+            rows.append({"seed": seed, "label": o["label"], "size": o["size_m"][:2], "views": len(views),
+                         "cut": sum(v["cut"] for v in views)}
+                        | {k: float(np.linalg.norm(np.array(xy) - true)) for k, xy in est.items()})
+    return rows
+
+
+def print_union(rows: list[dict]) -> None:
+    import numpy as np
+
+    print("\nbig objects' position from the union of their views' points (error m; ``union_estimates``):")
+    print("variant     median   p90  mean | better / worse than stored by > 0.05 m")
+    for k in UNION_VARIANTS:
+        e = np.array([r[k] for r in rows])
+        if e.size:
+            better = sum(r[k] < r["stored"] - 0.05 for r in rows)
+            worse = sum(r[k] > r["stored"] + 0.05 for r in rows)
+            print(f"{k:10s} {np.median(e):6.2f} {np.percentile(e, 90):5.2f} {e.mean():5.2f} | {better} / {worse}")
+    for r in sorted(rows, key=lambda r: -r["stored"]):
+        print(f"  {r['seed']:4d} {r['label'][:14]:14s} {r['size'][0]:.1f}x{r['size'][1]:.1f} views {r['views']:2d} "
+              f"cut {r['cut']:2d} | " + " ".join(f"{k} {r[k]:.2f}" for k in UNION_VARIANTS))
 
 
 PER_OBJECT_HEADER = ("seed label              size (m)  obs nd other fix cut  hull cl 1e width | err   along across "
@@ -431,6 +607,8 @@ def main() -> int:
     ap.add_argument("--per-object", action="store_true",
                     help="also print each big object's error broken down (depth memories), worst first")
     ap.add_argument("--misses", action="store_true", help="list each goal miss with depth and its class")
+    ap.add_argument("--union", action="store_true",
+                    help="also print each big object's position from the union of its views' points, several ways")
     ap.add_argument("--goal-max-from-object", type=float, default=None,
                     help="ask.goal_max_from_object_m (default: the config's; inf: the nearest clear goal however far)")
     args = ap.parse_args()
@@ -443,6 +621,7 @@ def main() -> int:
     placed = [0, 0]
     kinds: dict[bool, dict[str, int]] = {True: {}, False: {}}
     breakdown: list[dict] = []
+    union: list[dict] = []
     misses: list[dict] | None = [] if args.misses else None
     for seed in args.seeds:
         tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
@@ -457,6 +636,8 @@ def main() -> int:
             goal_errs[depth] += goals(tour, mem_dir, depth, misses if depth else None)
             if depth and args.per_object:
                 breakdown += per_object(tour, mem_dir, seed)
+            if depth and args.union:
+                union += union_rows(tour, mem_dir, seed)
             if depth:
                 n, total = depth_share(mem_dir)
                 placed[0] += n
@@ -496,6 +677,8 @@ def main() -> int:
         print(PER_OBJECT_HEADER)
         for r in sorted((r for r in breakdown if r["big"]), key=lambda r: -r["err"]):
             print(per_object_line(r))
+    if args.union:
+        print_union(union)
     if misses is not None:
         print_misses(misses)
     if not args.no_cost:
