@@ -17,7 +17,10 @@ than by a constant fit to one world:
   rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
   ("bedside table") is not named through its head noun alone (a coffee table is a table too).
   A label that in a common sense is a kind of the phrase a few steps up ("apple": a fruit) names
-  it too, and the phrase is looked up in its dictionary form ("WC": "w.c.");
+  it too, and the phrase is looked up in its dictionary form ("WC": "w.c."). So does a label the
+  dictionary describes in at least two of the phrase's distinctive definition words, when both are
+  kinds of one thing a few steps up (``lexicon.defined_alike``: a parasol, "a handheld collapsible
+  source of shade", is an umbrella, "a lightweight handheld collapsible canopy");
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -63,7 +66,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
+from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, is_kind_of
 from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, singular, words
 
 if TYPE_CHECKING:
@@ -223,6 +226,9 @@ class FoundRule:
         siblings = [lab for lab in labels if lab not in other_kind and _sibling(wanted, words(lab))
                     and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)]
         same = [lab for lab in labels if lab not in other_kind and lab not in siblings]
+        if any(defined_alike(self.lexicon, phrase, lab, GLOSS_SENSES) for lab in same):
+            return 1.0  # the dictionary describes both in the same distinctive words ("handheld
+            # collapsible": a parasol and an umbrella), whatever genus it gives each
         # a compound sharing only a modifier with the label ("coffee machine": a coffee table,
         # "desk drawer": a desk) is matched by its head against the label's head, never by the
         # whole phrase: the shared word alone makes them 0.26-0.31 over background; unless the

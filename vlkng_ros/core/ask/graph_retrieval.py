@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import AskConfig
-from ..lexicon import KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, is_kind_of
+from ..lexicon import (DEFINED_ALIKE_MIN, KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, defined_alike,
+                       distinctive_words, is_kind_of)
 from ..model import ObjectNode, Relation
 from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
 
@@ -291,6 +292,14 @@ class LabelIndex:
                         # head keep their strength ("leave my rucksack" -> backpack).
                         strength = min(strength, float(sim))
                     out[lab] = max(out.get(lab, 0.0), strength + LEXICON_EMBED_TIEBREAK * float(sim))
+            # labels the dictionary describes in the phrase's own distinctive words ("parasol":
+            # "a handheld collapsible source of shade", an umbrella "a lightweight handheld
+            # collapsible canopy"): another name for the thing, as strong as a synonym
+            mine = distinctive_words(self.lexicon, phrase, 1, things_only=True)
+            if len(mine) >= DEFINED_ALIKE_MIN:
+                for lab, sim in zip(vocab, sims):
+                    if defined_alike(self.lexicon, phrase, lab, mine=mine):
+                        out[lab] = max(out.get(lab, 0.0), SYNONYM_MIN + LEXICON_EMBED_TIEBREAK * float(sim))
         return out
 
     def same_kind(self, a: str, b: str) -> bool:
