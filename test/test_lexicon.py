@@ -417,3 +417,13 @@ def test_installed_wordnet_things_defined_alike(phrase, label, alike):
 
     assert defined_alike(WordNetLexicon(find_wordnet_dir()), phrase, label) is alike
     assert not defined_alike(NoLexicon(), phrase, label)
+
+
+def test_installed_wordnet_sibling_kinds():
+    """Kinds of one thing one step up, in any of the common senses: a console (table) and a stand
+    (its fourth sense: a small table); a machine and a table are not."""
+    from vlkng_ros.core.lexicon import sibling_kinds
+
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert sibling_kinds(lex, "console", "stand") and sibling_kinds(lex, "shelf", "stand")
+    assert not sibling_kinds(lex, "machine", "table") and not sibling_kinds(NoLexicon(), "console", "stand")

@@ -179,6 +179,16 @@ def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int =
     return bool(set(lexicon.ancestors(phrase)) & set(lexicon.ancestors(label)))
 
 
+def sibling_kinds(lexicon: Lexicon, a: str, b: str) -> bool:
+    """Are ``a`` and ``b``, in one of their ``MAX_SENSES`` common senses each, kinds of one thing
+    one step up ("console": a small table fixed to a wall; "stand": a small table for holding
+    articles; both tables)?"""
+    def up(term: str) -> set[str]:
+        return {k for k, steps in lexicon.ancestors(term, 1, MAX_SENSES).items() if steps == 1}
+
+    return bool(up(a) & up(b))
+
+
 @dataclass(frozen=True)
 class Synset:
     offset: int
