@@ -58,6 +58,7 @@ DEFINED_ALIKE_MIN = 2  # distinctive words two definitions must share to describ
 # ("a handheld collapsible source of shade", "a lightweight handheld collapsible canopy"): over the
 # simulator catalogue's names against every other class (5550 pairs) none shares two, even counting
 # words used in up to 500 definitions; one alone is chance ("collapsible": an ironing board's supports)
+DEFINED_ALIKE_SENSES = 2  # a label's definitions compared: its two most common senses
 GLOSS_WORD = re.compile(r"[a-z]+")
 HYPERNYM_POINTERS = ("@", "@i")
 HYPONYM_POINTERS = ("~", "~i")
@@ -161,8 +162,8 @@ def distinctive_words(lexicon: Lexicon, term: str, senses: int = 1, things_only:
             if w not in own and lexicon.definition_share(w) <= DISTINCTIVE_SHARE}
 
 
-def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int = 2,
-                  mine: set[str] | None = None) -> bool:
+def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int = DEFINED_ALIKE_SENSES,
+                  mine: set[str] | None = None, theirs: set[str] | None = None) -> bool:
     """Does the dictionary describe the thing ``phrase`` names (its commonest sense that is a thing)
     and a thing seen as ``label`` (its ``label_senses`` commonest senses) in the same distinctive
     words, at least ``DEFINED_ALIKE_MIN`` of them that neither's names nor kinds hold? A parasol is
@@ -170,9 +171,13 @@ def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int =
     canopy": one thing, whose genus (shade, canopy) the dictionary words differently; two kinds of
     one genus share the genus, which does not count ("a bag for ..." twice). Both must also be kinds
     of one thing within ``ANCESTOR_DEPTH`` steps (``ancestors``). ``mine``: the phrase's
-    ``distinctive_words`` when the caller has them (one phrase against many labels)."""
+    ``distinctive_words`` when the caller has them (one phrase against many labels), ``theirs``
+    the label's (``label_senses``)."""
     mine = distinctive_words(lexicon, phrase, 1, things_only=True) if mine is None else mine
-    if len(mine) < DEFINED_ALIKE_MIN or len(mine & distinctive_words(lexicon, label, label_senses)) < DEFINED_ALIKE_MIN:
+    if len(mine) < DEFINED_ALIKE_MIN:
+        return False
+    theirs = distinctive_words(lexicon, label, label_senses) if theirs is None else theirs
+    if len(mine & theirs) < DEFINED_ALIKE_MIN:
         return False
     # and of one kind a few steps up (a parasol and an umbrella are protective coverings): a
     # telescope, "a magnifier of *images* of *distant* objects", is no television
