@@ -294,7 +294,7 @@ def test_an_activity_in_other_verbs_finds_the_affordance(tmp_path):
 
 
 def _answers(lex: WordNetLexicon, words: list[str]) -> list:
-    return [(lex.related(w), lex.names_a_thing(w), lex.related_verbs(w)) for w in words]
+    return [(lex.related(w), lex.names_a_thing(w), lex.related_verbs(w), lex.definition_share(w)) for w in words]
 
 
 def test_lookup_cache_answers_as_parsing_and_follows_the_files(tmp_path, caplog):
@@ -390,3 +390,40 @@ def test_installed_wordnet_fruit_is_two_steps_above_apple():
     lex = WordNetLexicon(find_wordnet_dir())
     assert lex.ancestors("apple")["fruit"] == 2 and lex.base_form("WC") == "w.c."
     assert "pear" not in lex.ancestors("apple")
+
+
+def test_definition_share_counts_the_dictionarys_definitions(tmp_path):
+    """How ordinary a definition word is: the share of the dictionary's definitions using it (a
+    plural as its singular), 1.0 when the lexicon knows none."""
+    write_wndb(tmp_path, "\n")
+    lex = WordNetLexicon(tmp_path)
+    assert lex.definition_share("seat") == pytest.approx(2 / 5)  # 2 of the 5 definitions
+    assert lex.definition_share("persons") == lex.definition_share("person") == pytest.approx(1 / 5)
+    assert lex.definition_share("giraffe") == 0.0 and NoLexicon().definition_share("seat") == 1.0
+
+
+@pytest.mark.parametrize("phrase,label,alike", [
+    ("parasol", "umbrella", True),  # "a handheld collapsible source of shade" / "... handheld collapsible canopy"
+    ("novel", "book", True),  # "a printed and bound book ..." / "... pages bound together", "printed"
+    ("telescope", "television", False),  # images of distant things both, but no common kind a few steps up
+    ("ironing board", "umbrella", False),  # "collapsible" alone
+    ("schoolbag", "backpack", False),  # two kinds of bag: the shared genus is no evidence
+    ("easy chair", "sofa", False), ("dining table", "coffee table", False),
+])
+def test_installed_wordnet_things_defined_alike(phrase, label, alike):
+    """Two things are one kind when the dictionary describes them in the same distinctive words
+    (used in at most 0.2 % of its definitions), at least two, and they are kinds of one thing."""
+    from vlkng_ros.core.lexicon import defined_alike
+
+    assert defined_alike(WordNetLexicon(find_wordnet_dir()), phrase, label) is alike
+    assert not defined_alike(NoLexicon(), phrase, label)
+
+
+def test_installed_wordnet_sibling_kinds():
+    """Kinds of one thing one step up, in any of the common senses: a console (table) and a stand
+    (its fourth sense: a small table); a machine and a table are not."""
+    from vlkng_ros.core.lexicon import sibling_kinds
+
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert sibling_kinds(lex, "console", "stand") and sibling_kinds(lex, "shelf", "stand")
+    assert not sibling_kinds(lex, "machine", "table") and not sibling_kinds(NoLexicon(), "console", "stand")

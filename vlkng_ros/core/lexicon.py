@@ -51,6 +51,15 @@ GLOSS_GENUS = re.compile(rb"\| (?:an? |the )?([a-z]+ [a-z]+)(?:[,;:)]| *\r?$| (?
 # animal, artifact, body, food, location, object, person, plant. Not: phenomenon ("rain"), time,
 # act, event, state, substance, attribute, ...
 TANGIBLE_LEXFILES = frozenset({5, 6, 8, 13, 15, 17, 18, 20})
+DISTINCTIVE_SHARE = 0.002  # a word used in at most this share of the dictionary's definitions (164 of
+# WordNet 3.0's 82,115 noun definitions) is distinctive: "handheld" (3), "collapsible" (4), "strap" (27),
+# "upholstered"; not "holding" (199), "device" (410), "furniture", "for"
+DEFINED_ALIKE_MIN = 2  # distinctive words two definitions must share to describe one kind of thing
+# ("a handheld collapsible source of shade", "a lightweight handheld collapsible canopy"): over the
+# simulator catalogue's names against every other class (5550 pairs) none shares two, even counting
+# words used in up to 500 definitions; one alone is chance ("collapsible": an ironing board's supports)
+DEFINED_ALIKE_SENSES = 2  # a label's definitions compared: its two most common senses
+GLOSS_WORD = re.compile(r"[a-z]+")
 HYPERNYM_POINTERS = ("@", "@i")
 HYPONYM_POINTERS = ("~", "~i")
 
@@ -94,6 +103,11 @@ class Lexicon(Protocol):
         can wash your hands and face")."""
         ...
 
+    def definition_share(self, word: str) -> float:
+        """The share of the dictionary's definitions that use ``word`` (``definition_word`` form):
+        how ordinary a word of a definition is. 1.0 when unknown (nothing is distinctive)."""
+        ...
+
 
 class NoLexicon:
     name = "none"
@@ -119,10 +133,65 @@ class NoLexicon:
     def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
         return []
 
+    def definition_share(self, word: str) -> float:
+        return 1.0
+
 
 def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
     """Does the lexicon call ``other`` a name for ``term`` or what ``term`` is a kind of?"""
     return lexicon.related(term).get(other, 0.0) >= KIND_OF_MIN
+
+
+def definition_word(word: str) -> str:
+    """A definition's word as counted (``Lexicon.definition_share``): lower case, a plural's -s off
+    ("shelves" -> "shelve", "supports" -> "support"), the same on both sides of a comparison."""
+    word = word.lower()
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def definition_words(text: str) -> set[str]:
+    return {definition_word(w) for w in GLOSS_WORD.findall(text.lower())}
+
+
+def distinctive_words(lexicon: Lexicon, term: str, senses: int = 1, things_only: bool = False) -> set[str]:
+    """The words of the term's definitions (``Lexicon.glosses``) used in at most
+    ``DISTINCTIVE_SHARE`` of all definitions, less the words of its own names and of what it is a
+    kind of (``ancestors``: "canopy" says an umbrella is a canopy, not what sets it apart)."""
+    own = {definition_word(w) for name in (term, *lexicon.ancestors(term)) for w in GLOSS_WORD.findall(name.lower())}
+    return {w for w in definition_words(" ".join(lexicon.glosses(term, senses, things_only)))
+            if w not in own and lexicon.definition_share(w) <= DISTINCTIVE_SHARE}
+
+
+def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int = DEFINED_ALIKE_SENSES,
+                  mine: set[str] | None = None, theirs: set[str] | None = None) -> bool:
+    """Does the dictionary describe the thing ``phrase`` names (its commonest sense that is a thing)
+    and a thing seen as ``label`` (its ``label_senses`` commonest senses) in the same distinctive
+    words, at least ``DEFINED_ALIKE_MIN`` of them that neither's names nor kinds hold? A parasol is
+    "a handheld collapsible source of shade", an umbrella "a lightweight handheld collapsible
+    canopy": one thing, whose genus (shade, canopy) the dictionary words differently; two kinds of
+    one genus share the genus, which does not count ("a bag for ..." twice). Both must also be kinds
+    of one thing within ``ANCESTOR_DEPTH`` steps (``ancestors``). ``mine``: the phrase's
+    ``distinctive_words`` when the caller has them (one phrase against many labels), ``theirs``
+    the label's (``label_senses``)."""
+    mine = distinctive_words(lexicon, phrase, 1, things_only=True) if mine is None else mine
+    if len(mine) < DEFINED_ALIKE_MIN:
+        return False
+    theirs = distinctive_words(lexicon, label, label_senses) if theirs is None else theirs
+    if len(mine & theirs) < DEFINED_ALIKE_MIN:
+        return False
+    # and of one kind a few steps up (a parasol and an umbrella are protective coverings): a
+    # telescope, "a magnifier of *images* of *distant* objects", is no television
+    return bool(set(lexicon.ancestors(phrase)) & set(lexicon.ancestors(label)))
+
+
+def sibling_kinds(lexicon: Lexicon, a: str, b: str) -> bool:
+    """Are ``a`` and ``b``, in one of their ``MAX_SENSES`` common senses each, kinds of one thing
+    one step up ("console": a small table fixed to a wall; "stand": a small table for holding
+    articles; both tables)?"""
+    def up(term: str) -> set[str]:
+        return {k for k, steps in lexicon.ancestors(term, 1, MAX_SENSES).items() if steps == 1}
+
+    return bool(up(a) & up(b))
 
 
 @dataclass(frozen=True)
@@ -189,6 +258,7 @@ class WordNetLexicon:
         # two-word phrase a definition starts with -> the synsets it defines ("low table where
         # magazines can be placed..." defines coffee table): the genus of a definition
         self._genus: dict[str, list[int]] = {}
+        self._uses: dict[str, int] = {}  # word -> definitions (first clauses) using it (``definition_share``)
         self._synsets: dict[int, Synset] = {}
         self._related: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
@@ -208,7 +278,7 @@ class WordNetLexicon:
     def _parsed_tables(self, cache: Path, stamp: str) -> _DictTables:
         """The tables parsed from the WordNet files; the cache is (re)written from them."""
         self._load_index()
-        tables = _DictTables(self._index or {}, self._exceptions, self._positions, self._genus)
+        tables = _DictTables(self._index or {}, self._exceptions, self._positions, self._genus, self._uses)
         _SqliteTables.write(cache, stamp, tables)
         return tables
 
@@ -242,6 +312,11 @@ class WordNetLexicon:
                         genus = GLOSS_GENUS.search(raw) if self.pos == "noun" else None
                         if genus:
                             self._genus.setdefault(genus.group(1).decode("latin-1").replace(" ", "_"), []).append(offset)
+                        if self.pos == "noun":
+                            self._uses[""] = self._uses.get("", 0) + 1  # "": how many definitions
+                            clause = raw.partition(b" | ")[2].decode("latin-1").split(";")[0]
+                            for w in definition_words(clause):
+                                self._uses[w] = self._uses.get(w, 0) + 1
                     pos += len(raw)
             self._index = index
         return self._index
@@ -380,6 +455,16 @@ class WordNetLexicon:
                 return []
         return out
 
+    def definition_share(self, word: str) -> float:
+        with self._lock:
+            try:
+                tables = self._load_tables()
+                total = tables.uses("")
+                return tables.uses(definition_word(word)) / total if total else 1.0
+            except (OSError, ValueError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", word, e)
+                return 1.0
+
     # -- the one question ----------------------------------------------------------------------
     def related(self, term: str) -> dict[str, float]:
         key = _lemma_key(term)
@@ -422,7 +507,7 @@ class WordNetLexicon:
             return out
 
 
-LEXICON_CACHE_VERSION = 1  # bump when the cache's tables or their meaning change
+LEXICON_CACHE_VERSION = 2  # bump when the cache's tables or their meaning change
 
 
 def default_cache_dir() -> Path:
@@ -434,11 +519,12 @@ def default_cache_dir() -> Path:
 
 
 def lexicon_cache_path(cache_dir: Path, root: Path, pos: str) -> Path:
-    """One cache file per WordNet copy (its resolved directory) and part of speech."""
+    """One cache file per WordNet copy (its resolved directory), part of speech and cache version."""
     import hashlib
 
     digest = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:16]
-    return Path(cache_dir) / f"wordnet-{pos}-{digest}.sqlite"
+    # the version in the name too: two vlkng versions on one machine keep their own caches
+    return Path(cache_dir) / f"wordnet-{pos}-v{LEXICON_CACHE_VERSION}-{digest}.sqlite"
 
 
 def _source_stamp(root: Path, pos: str) -> str:
@@ -458,7 +544,8 @@ def _source_stamp(root: Path, pos: str) -> str:
 
 class _Tables(Protocol):
     """What a lexicon looks up in WordNet's index: lemma -> synset offsets, irregular forms,
-    synset offset -> line position in the data file, definition genus -> synsets."""
+    synset offset -> line position in the data file, definition genus -> synsets, word -> how
+    many definitions use it ("": how many definitions there are)."""
 
     def offsets(self, lemma: str) -> tuple[int, ...] | None: ...
 
@@ -468,6 +555,8 @@ class _Tables(Protocol):
 
     def genus(self, phrase: str) -> list[int]: ...
 
+    def uses(self, word: str) -> int: ...
+
 
 @dataclass
 class _DictTables:
@@ -475,6 +564,7 @@ class _DictTables:
     exceptions: dict[str, str]
     positions: dict[int, int]
     genera: dict[str, list[int]]
+    counts: dict[str, int]
 
     def offsets(self, lemma: str) -> tuple[int, ...] | None:
         return self.index.get(lemma)
@@ -487,6 +577,9 @@ class _DictTables:
 
     def genus(self, phrase: str) -> list[int]:
         return self.genera.get(phrase, [])
+
+    def uses(self, word: str) -> int:
+        return self.counts.get(word, 0)
 
 
 class _SqliteTables:
@@ -539,6 +632,12 @@ class _SqliteTables:
             return row.genus(phrase)
         return [] if row is None else [int(o) for o in row[0].split()]
 
+    def uses(self, word: str) -> int:
+        row = self._row("uses", "n", "word", word)
+        if isinstance(row, _DictTables):
+            return row.uses(word)
+        return 0 if row is None else int(row[0])
+
     @staticmethod
     def open(path: Path, stamp: str, reparse: Callable[[], _DictTables]) -> "_SqliteTables | None":
         """The cache at ``path`` if it was built from WordNet files with this ``stamp``; None when
@@ -579,13 +678,15 @@ class _SqliteTables:
                     "CREATE TABLE idx (lemma TEXT PRIMARY KEY, offsets TEXT) WITHOUT ROWID;"
                     "CREATE TABLE exc (word TEXT PRIMARY KEY, base TEXT) WITHOUT ROWID;"
                     "CREATE TABLE pos (offset INTEGER PRIMARY KEY, at INTEGER);"
-                    "CREATE TABLE genus (phrase TEXT PRIMARY KEY, offsets TEXT) WITHOUT ROWID;")
+                    "CREATE TABLE genus (phrase TEXT PRIMARY KEY, offsets TEXT) WITHOUT ROWID;"
+                    "CREATE TABLE uses (word TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID;")
                 con.executemany("INSERT INTO idx VALUES (?, ?)",
                                 ((k, " ".join(map(str, v))) for k, v in tables.index.items()))
                 con.executemany("INSERT INTO exc VALUES (?, ?)", tables.exceptions.items())
                 con.executemany("INSERT INTO pos VALUES (?, ?)", tables.positions.items())
                 con.executemany("INSERT INTO genus VALUES (?, ?)",
                                 ((k, " ".join(map(str, v))) for k, v in tables.genera.items()))
+                con.executemany("INSERT INTO uses VALUES (?, ?)", tables.counts.items())
                 con.execute("INSERT INTO meta VALUES ('source', ?)", (stamp,))
                 con.commit()
             finally:

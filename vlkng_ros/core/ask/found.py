@@ -17,7 +17,12 @@ than by a constant fit to one world:
   rare sense of "bag", so a bag seen is not a suitcase. A compound the lexicon does not know
   ("bedside table") is not named through its head noun alone (a coffee table is a table too).
   A label that in a common sense is a kind of the phrase a few steps up ("apple": a fruit) names
-  it too, and the phrase is looked up in its dictionary form ("WC": "w.c.");
+  it too, and the phrase is looked up in its dictionary form ("WC": "w.c."). So does a label the
+  dictionary describes in at least two of the phrase's distinctive definition words, when both are
+  kinds of one thing a few steps up (``lexicon.defined_alike``: a parasol, "a handheld collapsible
+  source of shade", is an umbrella, "a lightweight handheld collapsible canopy"), and a two-word
+  compound the lexicon lacks whose parts name a two-word label's (``_parts_match``: "media
+  console" a tv stand: television is a medium, console and stand both small tables);
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -63,7 +68,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, is_kind_of
+from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, is_kind_of, sibling_kinds
 from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, singular, words
 
 if TYPE_CHECKING:
@@ -223,6 +228,11 @@ class FoundRule:
         siblings = [lab for lab in labels if lab not in other_kind and _sibling(wanted, words(lab))
                     and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)]
         same = [lab for lab in labels if lab not in other_kind and lab not in siblings]
+        if any(defined_alike(self.lexicon, phrase, lab, GLOSS_SENSES) for lab in same):
+            return 1.0  # the dictionary describes both in the same distinctive words ("handheld
+            # collapsible": a parasol and an umbrella), whatever genus it gives each
+        if any(self._parts_match(phrase, lab) for lab in labels if lab not in siblings):
+            return 1.0
         # a compound sharing only a modifier with the label ("coffee machine": a coffee table,
         # "desk drawer": a desk) is matched by its head against the label's head, never by the
         # whole phrase: the shared word alone makes them 0.26-0.31 over background; unless the
@@ -231,6 +241,20 @@ class FoundRule:
         heads = [max(self.match(wanted[-1], [words(lab)[-1]]), self._kind_match(phrase, lab)) for lab in other_kind]
         whole = [self._stands_out(phrase, lab) for lab in same]
         return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+
+    def _parts_match(self, phrase: str, label: str) -> bool:
+        """A two-word compound the lexicon lacks and a two-word label with another head, read by
+        their parts: the modifiers are two words that name each other ("media" and "tv":
+        television is a medium) and the heads name each other or are kinds of one thing one step up
+        (``sibling_kinds``: a console and a stand are both small tables). "Media console" is a "tv
+        stand"; a "chair laptop" is no "coffee table" (chair and coffee name different things)."""
+        pw, lw = words(phrase), words(label)
+        if len(pw) != 2 or len(lw) != 2 or pw[1] == lw[1] or self.lexicon.names_a_thing(phrase) is not None:
+            return False
+        if pw[0] == lw[0] or not (self.names(lw[0], pw[0]) or self.names(pw[0], lw[0])):
+            return False  # one modifier: the heads alone decide (``match``); a "laundry bag" and a
+            # laundry basket are both containers, a soap box and a soap dispenser too
+        return self.names(lw[1], pw[1]) or self.names(pw[1], lw[1]) or sibling_kinds(self.lexicon, pw[1], lw[1])
 
     def _kind_match(self, phrase: str, label: str) -> float:
         """A compound and a label with another head: is the label a kind of (one to

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..config import AskConfig
-from ..lexicon import KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, is_kind_of
+from ..lexicon import (DEFINED_ALIKE_MIN, DEFINED_ALIKE_SENSES, KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, defined_alike,
+                       distinctive_words, is_kind_of)
 from ..model import ObjectNode, Relation
 from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
 
@@ -126,6 +127,7 @@ class LabelIndex:
         self._aff_mat: np.ndarray | None = None
         self._aff_nouns: tuple[str, ...] = ()  # the words affordances are about ("drinks" of "store drinks"), sorted
         self._aff_verbs: tuple[str, ...] = ()  # their first word or two ("lie", "lie down" of "lie down on"), sorted
+        self._defining: dict[str, set[str]] = {}  # label -> its distinctive definition words
         self._lock = threading.Lock()
 
     def vocabulary(self) -> tuple[list[str], np.ndarray | None]:
@@ -291,7 +293,27 @@ class LabelIndex:
                         # head keep their strength ("leave my rucksack" -> backpack).
                         strength = min(strength, float(sim))
                     out[lab] = max(out.get(lab, 0.0), strength + LEXICON_EMBED_TIEBREAK * float(sim))
+            # labels the dictionary describes in the phrase's own distinctive words ("parasol":
+            # "a handheld collapsible source of shade", an umbrella "a lightweight handheld
+            # collapsible canopy"): another name for the thing, as strong as a synonym
+            mine = distinctive_words(self.lexicon, phrase, 1, things_only=True)
+            if len(mine) >= DEFINED_ALIKE_MIN:
+                for lab, sim in zip(vocab, sims):
+                    if defined_alike(self.lexicon, phrase, lab, mine=mine, theirs=self._distinctive(lab)):
+                        out[lab] = max(out.get(lab, 0.0), SYNONYM_MIN + LEXICON_EMBED_TIEBREAK * float(sim))
         return out
+
+    def _distinctive(self, label: str) -> set[str]:
+        """The label's ``distinctive_words`` (two senses), cached: compared with every question."""
+        with self._lock:
+            hit = self._defining.get(label)
+        if hit is None:
+            hit = distinctive_words(self.lexicon, label, DEFINED_ALIKE_SENSES)
+            with self._lock:
+                if len(self._defining) > 5000:
+                    self._defining.clear()
+                self._defining[label] = hit
+        return hit
 
     def same_kind(self, a: str, b: str) -> bool:
         """Could two labels name one object ("sofa"/"couch", "plant"/"potted plant")? Equal,
