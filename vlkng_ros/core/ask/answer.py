@@ -157,6 +157,39 @@ def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
     return max(close, key=lambda o: (support(sub.objects[o]), o == target_id), default=target_id)
 
 
+NAME_PRIOR_VOTES = 1.0  # each of "called so" and "called otherwise" starts with this many votes (one
+# chunk's naming says little: an object named once by the asked name is not thereby the best match)
+
+
+def name_share(node: ObjectNode, name: str) -> float:
+    """The share of the chunks that named ``node`` that called it ``name`` (its ``label_votes``;
+    objects without votes count their label once), shrunk toward one half by NAME_PRIOR_VOTES."""
+    votes = node.label_votes or {node.label: 1}
+    called = sum(k for lab, k in votes.items() if lab.lower() == name)
+    return (called + NAME_PRIOR_VOTES) / (sum(votes.values()) + 2.0 * NAME_PRIOR_VOTES)
+
+
+def most_called_first(sub: Subgraph, targets: list[str], name: str,
+                      group: Callable[[str], object] = lambda _o: 0) -> list[str]:
+    """The found ``targets`` (best first) with those perception ever called ``name`` (the phrase
+    asked for) reordered among their own places: the one called so most often (``name_share``)
+    first. Two things named the asked name are both found (an armchair and an office chair once
+    called an armchair, both mostly called "chair"); the one called so in a larger share of its
+    sightings is more likely the thing asked for, whichever the retrieval ranked higher (its
+    score follows how much was seen of it, not what it is). ``group``: the order the found rule
+    decided that must stay (seen in the colour or place asked for first); reordering is within it."""
+    name = name.strip().lower()
+    slots = [i for i, o in enumerate(targets)
+             if o in sub.objects and any(lab.lower() == name for lab in sub.objects[o].label_votes)]
+    if len(slots) < 2:
+        return targets
+    ranked = sorted(slots, key=lambda i: (group(targets[i]), -name_share(sub.objects[targets[i]], name), i))
+    out = list(targets)
+    for slot, i in zip(slots, ranked):
+        out[slot] = targets[i]
+    return out
+
+
 def prefer_by_time(sub: Subgraph, pq: ParsedQuery,
                    same_kind: Callable[[str, str], bool] | None = None) -> list[str]:
     """"When did I first see the armchair?": among the targets that match about as well as the
