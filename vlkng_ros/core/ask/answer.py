@@ -164,9 +164,13 @@ NAME_PRIOR_VOTES = 1.0  # each of "called so" and "called otherwise" starts with
 def name_share(node: ObjectNode, name: str) -> float:
     """The share of the chunks that named ``node`` that called it ``name`` (its ``label_votes``;
     objects without votes count their label once), shrunk toward one half by NAME_PRIOR_VOTES."""
-    votes = node.label_votes or {node.label: 1}
+    votes = _votes(node)
     called = sum(k for lab, k in votes.items() if lab.lower() == name)
     return (called + NAME_PRIOR_VOTES) / (sum(votes.values()) + 2.0 * NAME_PRIOR_VOTES)
+
+
+def _votes(node: ObjectNode) -> dict[str, int]:
+    return node.label_votes or {node.label: 1}
 
 
 def most_called_first(sub: Subgraph, targets: list[str], name: str,
@@ -180,7 +184,7 @@ def most_called_first(sub: Subgraph, targets: list[str], name: str,
     decided that must stay (seen in the colour or place asked for first); reordering is within it."""
     name = name.strip().lower()
     slots = [i for i, o in enumerate(targets)
-             if o in sub.objects and any(lab.lower() == name for lab in sub.objects[o].label_votes)]
+             if o in sub.objects and any(lab.lower() == name for lab in _votes(sub.objects[o]))]
     if len(slots) < 2:
         return targets
     ranked = sorted(slots, key=lambda i: (group(targets[i]), -name_share(sub.objects[targets[i]], name), i))
