@@ -395,3 +395,31 @@ def test_name_share_counts_the_chunks_that_called_it_so_shrunk_toward_a_half():
     assert name_share(once_of_one, "armchair") == pytest.approx(2 / 3)
     assert name_share(often, "armchair") == pytest.approx(6 / 8)  # more evidence beats one lucky chunk
     assert name_share(ObjectNode("c", "chair"), "armchair") == pytest.approx(1 / 3)  # no votes: its label, once
+
+
+def test_things_of_one_label_placed_well_apart_are_not_pooled_for_the_goal(tmp_path):
+    """Three cushions on a sofa, each placed to a few centimetres, 1.2-1.5 m apart: the pink one's
+    goal position is its own, not pulled 0.97 m toward the others as if they were fragments of
+    it. A fragment that could be the same cushion (0.1 m off, loosely placed) still pools."""
+    mem = make_memory(tmp_path)
+    try:
+        cushion = {"label": "cushion", "position_var": 0.004, "labels_seen": ["cushion"]}
+        add_objects(mem, [
+            cushion | {"id": "o-pink", "description": "a pink cushion", "attributes": {"color": "pink"},
+                       "position": (4.91, -4.61), "seen": list(range(10, 18))},
+            cushion | {"id": "o-orange", "description": "an orange cushion", "attributes": {"color": "orange"},
+                       "position": (3.66, -4.68), "seen": list(range(20, 29))},
+            cushion | {"id": "o-yellow", "description": "a yellow cushion", "attributes": {"color": "yellow"},
+                       "position": (3.50, -4.14), "seen": list(range(30, 40))},
+        ])
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where was the pink throw pillow?"))
+        assert res.found and res.target_object_id == "o-pink"
+        assert res.target_position == pytest.approx((4.91, -4.61), abs=1e-6)
+        add_objects(mem, [cushion | {"id": "o-pink-bit", "description": "a pink cushion", "attributes": {"color": "pink"},
+                                     "position": (4.91, -4.51), "position_var": 0.3, "seen": [50, 51]}],
+                    chunk="home#000001")
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where was the pink throw pillow?"))
+        assert res.target_position != pytest.approx((4.91, -4.61), abs=1e-6)  # the fragment counts
+        assert math.dist(res.target_position, (4.91, -4.61)) < 0.1
+    finally:
+        mem.close()
