@@ -398,3 +398,68 @@ def test_options_are_read_one_way_from_questions_to_prompt_to_choice():
     q = {"id": "q1", "type": "object", "question": "What was on the desk?", "options": ["A. x", "(B) y"]}
     assert validate_tour_question({**q, "answer": "B"}) is None
     assert "not one of the options" in validate_tour_question({**q, "answer": "C"})
+
+
+@pytest.mark.parametrize("question", ["Show me where the armchair is.", "What room was the armchair in?",
+                                      "Which room was I in when I first noticed the armchair?"])
+def test_of_two_things_once_called_the_asked_name_the_one_called_so_most_often_is_the_target(tmp_path, question):
+    """Perception called an office chair an armchair in one of three chunks and the armchair a
+    chair in one of two: both nodes are "chair" by majority and both were called "armchair", so
+    both are found. The office chair, seen far more often, ranks first in retrieval; the armchair
+    was called by the asked name in a larger share of its chunks (1 of 2 vs 1 of 3), so it is the
+    target and gets the goal, also when the question asks when it was first seen."""
+    mem = make_memory(tmp_path)
+    try:
+        add_objects(mem, [
+            {"id": "o-office", "label": "chair", "description": "a brown wooden chair", "position": (7.3, -3.6),
+             "seen": list(range(10, 27)), "labels_seen": ["chair", "armchair"],
+             "label_votes": {"chair": 2, "armchair": 1}, "places": ["office"]},
+            {"id": "o-arm", "label": "chair", "description": "a navy fabric chair", "position": (5.4, 4.6),
+             "seen": [40, 41, 42, 43], "labels_seen": ["chair", "armchair"],
+             "label_votes": {"chair": 1, "armchair": 1}, "places": ["living room"]},
+        ])
+        res = AskEngine(mem, mem.cfg).ask(AskRequest(question))
+        assert res.found and res.target_object_id == "o-arm"
+        assert res.target_position == pytest.approx((5.4, 4.6))
+        assert res.goal is not None and math.hypot(res.goal.x - 5.4, res.goal.y - 4.6) < 2.5  # not 9 m off at the office chair
+    finally:
+        mem.close()
+
+
+def test_name_share_counts_the_chunks_that_called_it_so_shrunk_toward_a_half():
+    from vlkng_ros.core.ask.answer import name_share
+    from vlkng_ros.core.model import ObjectNode
+
+    once_of_one = ObjectNode("a", "armchair", label_votes={"armchair": 1})
+    often = ObjectNode("b", "chair", label_votes={"armchair": 5, "chair": 1})
+    assert name_share(once_of_one, "armchair") == pytest.approx(2 / 3)
+    assert name_share(often, "armchair") == pytest.approx(6 / 8)  # more evidence beats one lucky chunk
+    assert name_share(ObjectNode("c", "chair"), "armchair") == pytest.approx(1 / 3)  # no votes: its label, once
+
+
+def test_things_of_one_label_placed_well_apart_are_not_pooled_for_the_goal(tmp_path):
+    """Three cushions on a sofa, each placed to a few centimetres, 1.2-1.5 m apart: the pink one's
+    goal position is its own, not pulled 0.97 m toward the others as if they were fragments of
+    it. A fragment that could be the same cushion (0.1 m off, loosely placed) still pools."""
+    mem = make_memory(tmp_path)
+    try:
+        cushion = {"label": "cushion", "position_var": 0.004, "labels_seen": ["cushion"]}
+        add_objects(mem, [
+            cushion | {"id": "o-pink", "description": "a pink cushion", "attributes": {"color": "pink"},
+                       "position": (4.91, -4.61), "seen": list(range(10, 18))},
+            cushion | {"id": "o-orange", "description": "an orange cushion", "attributes": {"color": "orange"},
+                       "position": (3.66, -4.68), "seen": list(range(20, 29))},
+            cushion | {"id": "o-yellow", "description": "a yellow cushion", "attributes": {"color": "yellow"},
+                       "position": (3.50, -4.14), "seen": list(range(30, 40))},
+        ])
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where was the pink throw pillow?"))
+        assert res.found and res.target_object_id == "o-pink"
+        assert res.target_position == pytest.approx((4.91, -4.61), abs=1e-6)
+        add_objects(mem, [cushion | {"id": "o-pink-bit", "description": "a pink cushion", "attributes": {"color": "pink"},
+                                     "position": (4.91, -4.51), "position_var": 0.3, "seen": [50, 51]}],
+                    chunk="home#000001")
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where was the pink throw pillow?"))
+        assert res.target_position != pytest.approx((4.91, -4.61), abs=1e-6)  # the fragment counts
+        assert math.dist(res.target_position, (4.91, -4.61)) < 0.1
+    finally:
+        mem.close()

@@ -472,3 +472,28 @@ def test_goal_reach_needs_the_world_and_a_target():
     assert goal_reach((4.0, 4.6), {"targets": ["ghost"], "goal_xy": [1, 1]}, WORLD) is None
     row = score_question({**q, "frames": []}, [], "", (4.0, 4.9), [])
     assert row["goal_success"] == 0.0 and goal_reach((4.0, 4.9), q, WORLD) == 1.0  # tour-format's, and the honest one
+
+
+def _room_depth(height_m: float, ceiling_m: float = 2.5) -> np.ndarray:
+    """A level camera ``height_m`` above an empty floor under a ceiling ``ceiling_m`` high, a wall
+    8 m ahead: its depth image."""
+    v = (np.arange(CAM.height) + 0.5 - CAM.cy)[:, None]
+    with np.errstate(divide="ignore"):
+        z = np.where(v > 0, height_m * CAM.fy / v, (ceiling_m - height_m) * CAM.fy / -v)
+    return np.broadcast_to(np.minimum(z, 8.0), (CAM.height, CAM.width)).astype(np.float32)
+
+
+def test_a_view_whose_floor_estimate_is_wrong_reads_the_depth_at_the_other_views_camera_height():
+    """One robot's camera stands at one height. One view's floor fit took a table top for the
+    floor (0.18 m for a 1.0 m camera): read at that height, the empty room's ceiling 2-4 m ahead
+    is 1.7 m "above the floor", a wall of obstacles that keeps every goal behind it. It and a
+    view that saw no floor take the views' median; views that agree keep their own."""
+    from vlkng_ros.core.goals import camera_heights
+
+    assert camera_heights([0.18, 1.0, 1.01, None, 0.99]) == pytest.approx([0.995, 1.0, 1.01, 0.995, 0.99])
+    assert camera_heights([None, None]) == [None, None]  # nothing to go by: as measured
+    room = _room_depth(1.0)
+    assert dp.floor_height(room, CAM) == pytest.approx(1.0, abs=0.02)
+    wrong = dp.obstacle_points(room, CAM, 0.18)
+    assert len(wrong) > 100 and np.all(wrong[:, 2] <= 4.0)  # the ceiling read as obstacles
+    assert len(dp.obstacle_points(room, CAM, camera_heights([0.18, 1.0, 1.0])[0])) == 0

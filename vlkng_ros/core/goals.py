@@ -21,7 +21,8 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
     footprint's diagonal, else half a wide view's width), as large as it is in any direction;
 - where depth saw what stood around (``View.obstacles``), moved back along the line toward the
   camera until the robot's disc clears what ANY of the object's views saw (one view's image may
-  miss the desk corner another showed); where that line is blocked, the line turned about the
+  miss the desk corner another showed; each view read at the camera height its floor gave, or the
+  views' median where that disagrees: ``camera_heights``); where that line is blocked, the line turned about the
   object by +-FAN_DEG (every 15 deg up to 90) gives nearer candidates, each only where that
   camera saw free floor (``fan_standoff``): beside a chair in front of the object rather than
   1.6 m back behind it;
@@ -84,6 +85,8 @@ SEEN_RANGE_M = 4.0  # ... nor farther from the camera than depth.obstacle_points
 RING_DEG = 15.0  # with depth, candidate goals all round the object: directions this far apart, each where a
 # camera saw free floor, outside the measured footprints, the robot's disc clear of what depth saw (``ring_goal``)
 RING_CHUNK = 64  # ... checked nearest first, this many at a time
+FLOOR_AGREE_M = 0.08  # views' camera heights farther than this from their median are not the floor's (the
+# obstacle readings start this high above it: a height off by more classes the floor as what the robot would bump)
 FRONT_BEYOND_M = 0.25  # a near surface measured farther than this beyond the estimated centre is not the
 # object's (the background through a table's legs, another object): that view measured nothing
 
@@ -417,6 +420,19 @@ def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float])
     return float(np.percentile((points_xy - np.array([view.x, view.y])) @ u, FRONT_PERCENTILE))
 
 
+def camera_heights(floors: list[float | None]) -> list[float | None]:
+    """The camera height to read each view's depth with, from the heights its floor gave
+    (``KeyframeDepths.camera_height``; None: no floor seen, or no depth): one robot's camera
+    stands at one height, so a view whose floor lies more than FLOOR_AGREE_M off the views'
+    median (a table top taken for the floor: 0.18 m for a 1.0 m camera, and the floor 2-3 m
+    ahead read as a wall of obstacles) and a view that saw no floor take the median."""
+    known = [h for h in floors if h]
+    if not known:
+        return list(floors)
+    med = float(np.median(known))
+    return [h if h and abs(h - med) <= FLOOR_AGREE_M else med for h in floors]
+
+
 def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS) -> list[View]:
     """Camera poses of keyframes that saw the object, with the object's width (m) in each view
     (box width over the focal length times the distance) and, where the keyframe has depth, the
@@ -433,7 +449,7 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
     depths = KeyframeDepths(memory.frames) if memory.cfg.depth.enabled and node.position is not None else None
     noise = memory.cfg.depth.noise()
     pitch = math.radians(memory.cfg.capture.camera_pitch_deg)
-    views, heights = [], []
+    seen = []  # (pose, camera, box, depth or None, the camera height that depth's floor gave)
     for ob in obs:
         kf = memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
         if kf is None or kf.pose is None:
@@ -442,27 +458,28 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
             raw = memory.graph.get_meta(f"camera:{ob.tour_id}")
             cameras[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else None
         cam = cameras[ob.tour_id] or CameraModel.from_hfov(kf.width, kf.height, memory.cfg.capture.camera_hfov_deg)
-        x1, _, x2, _ = ob.bbox
         if node.position is None or cut_by_border(ob.bbox, cam):
-            views.append(View(kf.pose))
+            seen.append((kf.pose, cam, None, None, None))
             continue
-        dist = math.hypot(kf.pose.x - node.position[0], kf.pose.y - node.position[1])
-        front = None
-        obstacles = None
         depth = depths.get(ob.tour_id, ob.stamp_ns) if depths is not None else None
+        seen.append((kf.pose, cam, ob.bbox, depth, depths.camera_height(ob.tour_id, ob.stamp_ns, cam)
+                     if depth is not None else None))
+    heights = camera_heights([h for *_, h in seen])
+    views = []
+    for (pose, cam, bbox, depth, _), height in zip(seen, heights):
+        if bbox is None:
+            views.append(View(pose))
+            continue
+        dist = math.hypot(pose.x - node.position[0], pose.y - node.position[1])
+        front = obstacles = None
         if depth is not None:
-            height = depths.camera_height(ob.tour_id, ob.stamp_ns, cam)
-            if height:
-                heights.append(height)
-            else:  # the floor hardly shows in this view: the height the object's other views saw
-                height = float(np.median(heights)) if heights else None
             # a box cut by the image's bottom hides the object's base, which may be its nearest part
-            pts = object_points(depth, ob.bbox, cam, noise, height) if ob.bbox[3] < cam.height - BORDER_PX else None
+            pts = object_points(depth, bbox, cam, noise, height) if bbox[3] < cam.height - BORDER_PX else None
             if pts is not None:
-                front = near_surface(optical_to_map(pts, kf.pose, pitch), kf.pose, node.position)
+                front = near_surface(optical_to_map(pts, pose, pitch), pose, node.position)
             if height:
-                obstacles = optical_to_map(obstacle_points(depth, cam, height, pitch), kf.pose, pitch)
-        views.append(View(kf.pose, (x2 - x1) / cam.fx * dist, front, obstacles))
+                obstacles = optical_to_map(obstacle_points(depth, cam, height, pitch), pose, pitch)
+        views.append(View(pose, (bbox[2] - bbox[0]) / cam.fx * dist, front, obstacles))
     return views
 
 

@@ -17,11 +17,12 @@ from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
 from ..goals import goal_pose
-from .answer import (FrameScore, evidence, goal_target,
+from .answer import (FrameScore, evidence, goal_target, most_called_first,
                      llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
 from .found import FoundRule, decide_found
+from .found import _not_as_asked as not_as_asked
 from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
@@ -137,6 +138,9 @@ class AskEngine:
         sub.rooms = {o: self._tours.main_place(n).lower() for o, n in sub.objects.items()}
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
+        if pq.target:  # of two things called the asked name, the one called so most often leads
+            targets = most_called_first(sub, targets, pq.target,
+                                        lambda o: not_as_asked(sub.objects[o], pq, sub.rooms.get(o)))
         for oid in targets:  # the found rule may keep a named thing the fused retrieval ranked low
             sub.relevance[oid] = max(sub.relevance.get(oid, 0.0), floor)
         found = bool(targets)
@@ -181,7 +185,7 @@ class AskEngine:
         frames = self._with_poses(scored, top_k) if found else []
         if found and target_id in sub.objects and not about:
             target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals, same_kind=self._labels.same_kind)
-                         if time_rivals else goal_target(sub, target_id, same_kind=self._labels.same_kind))
+                         if target_id in time_rivals else goal_target(sub, target_id, same_kind=self._labels.same_kind))
         goal, goal_source, target_xy = goal_pose(
             self.memory, sub, frames, target_id, self.cfg.ask.robot_radius_m, self.cfg.ask.goal_clearance_m,
             self.camera_height, self.cfg.ask.goal_max_from_object_m) if found else (None, "", None)
