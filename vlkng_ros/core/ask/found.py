@@ -115,6 +115,12 @@ ACTIVITY_MARGIN = 0.22  # an affordance serves an activity when their similarity
 # 0.29 / 0.24; 0.18: 0.84 / 0.79 and 0.24 / 0.12; 0.22: 0.84 / 0.79 and 0.18 / 0.06; 0.26: 0.80 / 0.75 and
 # 0.18 / 0.06. Under it: a monitor's "display" for "shows the time" +0.21, a plant's "water" for "keep me dry" +0.16
 VERB_JOINERS = ("and", "or", "to")  # in a question, the word after one is a verb ("sit and *work*")
+PURPOSE_MARKERS = ("for",)  # the things after one say what an activity is for, not what it acts on
+# ("heat water for *tea*": tea is not heated; "sit down for *dinner*")
+OBJECT_PRONOUNS = ("me", "you", "him", "her", "it", "us", "them")  # after a verb, the word after one
+# is a state the activity leaves it in, no verb of it ("keep me *dry*": nothing is dried)
+CONTAINMENT = ("in", "into", "inside")  # a use ending in one of these puts a thing inside another,
+SUPPORT = ("on", "onto", "upon")  # in one of these on top of it: "put flowers in" is no "put things on"
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
@@ -300,17 +306,19 @@ class FoundRule:
         vecs = self._vecs([a, b])
         return float(vecs[0] @ vecs[1]) - max(self._act_level(a), self._act_level(b))
 
-    def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+    def affordance_match(self, phrase: str, affordances, text: str = "", strict: bool = False) -> float:
         """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
         retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
-        drink", the fridge's "store drinks"), a two-word verb as one the verb lexicon relates that
+        drink", the fridge's "store drinks"; not what the activity is for: the tea of "heat water
+        for tea" is no drink the fridge stores), a two-word verb as one the verb lexicon relates that
         starts an affordance ("stretch out relax": "lie down relax", the sofa's "lie down on")."""
         affordances = [a for a in dict.fromkeys(affordances) if a and a.strip()]
         toks = words(phrase)
         variants = [phrase]
         own = {w for a in affordances for w in words(a)}
+        purpose = _purpose_words(words(text))
         for i, tok in enumerate(toks[1:], 1):
-            related = self.lexicon.related(tok) if tok not in USE_STOPWORDS else {}
+            related = self.lexicon.related(tok) if tok not in USE_STOPWORDS and singular(tok) not in purpose else {}
             variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
                          if singular(w) != singular(tok)
                          and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
@@ -323,9 +331,25 @@ class FoundRule:
                 if len(aw) >= m and " ".join(aw[:m]) in related:
                     variants.append(" ".join(aw[:m] + toks[2:]))
                     break
-        return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
+        return max(self._affordance_match(v, affordances, text, strict) for v in dict.fromkeys(variants))
 
-    def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+    def purpose_clause(self, act: list[str], text: str, strict: bool = False) -> list[str]:
+        """The words of an activity (``_content``) that say what it is for when its first verb is
+        only how it is done: a later verb in the question ``text`` (after "and", "or", "to") with a
+        thing it acts on ("sit and *work on my computer*", "sit to *watch TV*"; not "stretch out and
+        relax", where lying down is the relaxing); with ``strict`` also the things after "for"
+        ("sit down for *dinner*"; not "for a minute", no thing). [] when there is none."""
+        tokens = words(text)
+        for verb in (singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS):
+            if verb in act[1:]:
+                rest = act[act.index(verb):]
+                if any(self._thing_word(w) for w in rest[1:]):
+                    return rest
+        if strict:
+            return [w for w in act[1:] if w in _purpose_words(tokens) and self._thing_word(w)]
+        return []
+
+    def _affordance_match(self, phrase: str, affordances, text: str = "", strict: bool = False) -> float:
         """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
         activity ``phrase`` (a verb and what it acts on: "wash hands"): 1.0 when the affordance says
         the whole activity ("sit on" for "sit"), two of its words ("put on shoes at" for "sit to
@@ -344,19 +368,33 @@ class FoundRule:
             return -1.0
         tokens = words(text)
         verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
+        states = {singular(w) for v, p, w in zip(tokens, tokens[1:], tokens[2:])
+                  if p in OBJECT_PRONOUNS and singular(v) in verbs}
+        purpose = self.purpose_clause(act, text, strict)
+        where = tokens[-1] if tokens and tokens[-1] in CONTAINMENT + SUPPORT else ""
         best = -1.0
         for aff in dict.fromkeys(a for a in affordances if a and a.strip()):
             own = _content(aff)
             shared = set(act) & set(own)
             if set(own) <= shared and not shared & verbs:
                 continue  # the affordance is only a word the activity uses otherwise: the plant's "water"
+            if where and _other_relation(where, words(aff)[-1]):
+                continue  # "something to put flowers in" (a container) is no "put things on" (a surface)
+            if purpose and set(own) <= shared and not shared & set(purpose):
+                # the affordance is only how the activity is done ("sit on" for "sit and work on my
+                # computer"): it must serve what the activity is for
+                best = max(best, self._act_stands_out(" ".join(purpose), aff))
+                continue
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
                 return 1.0
-            if shared & verbs and own[0] not in shared:
+            if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states):
                 # the activity's verb is no verb of the affordance ("dry hands": "keep dry in the
-                # rain"): the words they do not share decide
-                best = max(best, self._act_stands_out(" ".join(w for w in act if w not in shared),
-                                                      " ".join(w for w in own if w not in shared)))
+                # rain"), or the affordance's verb is a state the activity leaves one in ("keep me
+                # dry": "dry hands with"): the words they do not share decide
+                rest_act = " ".join(w for w in act if w not in shared)
+                rest_own = " ".join(w for w in own if w not in shared)
+                if rest_act and rest_own:
+                    best = max(best, self._act_stands_out(rest_act, rest_own))
             elif own:
                 best = max(best, self._act_stands_out(phrase, aff))
         return best
@@ -467,6 +505,11 @@ class FoundRule:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
             if key is not None:
                 fit[o] = key
+        if pq.target and self.purpose_clause(_content(pq.target), pq.text or "", strict=True):
+            # "sit down for dinner": what serves the dinner (the table, "at which meals are served")
+            # before what only serves sitting down (the chair)
+            serving.sort(key=lambda o: not (o in fit or self.affordance_match(
+                pq.target, sub.objects[o].affordances, pq.text or "", strict=True) >= ACTIVITY_MARGIN))
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
@@ -536,6 +579,26 @@ def _other_head(phrase: list[str], label: list[str]) -> bool:
 
 def _verb_forms(verb: str) -> set[str]:
     return {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+
+
+def _purpose_words(tokens: list[str]) -> set[str]:
+    """The words after a ``PURPOSE_MARKERS`` word up to the next function word or particle, its
+    determiners skipped ("heat water for tea in": tea), singular."""
+    out: set[str] = set()
+    for i, tok in enumerate(tokens):
+        if tok in PURPOSE_MARKERS:
+            for w in tokens[i + 1:]:
+                if w in DETERMINERS:
+                    continue
+                if w in USE_STOPWORDS or w in PARTICLES:
+                    break
+                out.add(singular(w))
+    return out
+
+
+def _other_relation(a: str, b: str) -> bool:
+    """Two prepositions ending uses, one of ``CONTAINMENT`` and the other of ``SUPPORT``."""
+    return (a in CONTAINMENT and b in SUPPORT) or (a in SUPPORT and b in CONTAINMENT)
 
 
 def _content(phrase: str) -> list[str]:
