@@ -337,11 +337,13 @@ class FoundRule:
         """The words of an activity (``_content``) that say what it is for when its first verb is
         only how it is done: a later verb in the question ``text`` (after "and", "or", "to") with a
         thing it acts on ("sit and *work on my computer*", "sit to *watch TV*"; not "stretch out and
-        relax", where lying down is the relaxing); with ``strict`` also the things after "for"
-        ("sit down for *dinner*"; not "for a minute", no thing). [] when there is none."""
+        relax", where lying down is the relaxing, nor "sit to rest my legs": the lexicon relates
+        resting to sitting); with ``strict`` also the things after "for" ("sit down for *dinner*";
+        not "for a minute", no thing). [] when there is none."""
         tokens = words(text)
+        manner = self.lexicon.related_verbs(act[0]) if act else {}
         for verb in (singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS):
-            if verb in act[1:]:
+            if verb in act[1:] and verb not in manner:
                 rest = act[act.index(verb):]
                 if any(self._thing_word(w) for w in rest[1:]):
                     return rest
