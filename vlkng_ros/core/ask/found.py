@@ -287,10 +287,13 @@ class FoundRule:
 
     def serves(self, phrase: str, node) -> bool:
         """For an activity ("where can I boil water?"): an object the phrase only names as what
-        is acted on ("put my *cup*", "DROP *TABLE*") does not serve it unless one of its
-        affordances is the phrase's verb (or a related one)."""
+        is acted on ("put my *cup*", "DROP *TABLE*", a notebook for "sit and read a *book*": the
+        lexicon's kind of book) does not serve it unless one of its affordances is the phrase's
+        verb (or a related one)."""
         pw = words(phrase)
-        acted_on = [lab for lab in _labels(node) if words(lab) and words(lab)[-1] in pw[1:]]
+        things = [w for w in pw[1:] if self._thing_word(w)]
+        acted_on = [lab for lab in _labels(node) if words(lab) and (
+            words(lab)[-1] in pw[1:] or any(self.names(lab, w) for w in things))]  # a notebook is a book
         if not acted_on or any(self.names(lab, phrase) for lab in acted_on):
             return True
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
@@ -306,7 +309,7 @@ class FoundRule:
         vecs = self._vecs([a, b])
         return float(vecs[0] @ vecs[1]) - max(self._act_level(a), self._act_level(b))
 
-    def affordance_match(self, phrase: str, affordances, text: str = "", strict: bool = False) -> float:
+    def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
         """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
         retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
         drink", the fridge's "store drinks"; not what the activity is for: the tea of "heat water
@@ -331,15 +334,14 @@ class FoundRule:
                 if len(aw) >= m and " ".join(aw[:m]) in related:
                     variants.append(" ".join(aw[:m] + toks[2:]))
                     break
-        return max(self._affordance_match(v, affordances, text, strict) for v in dict.fromkeys(variants))
+        return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
 
-    def purpose_clause(self, act: list[str], text: str, strict: bool = False) -> list[str]:
+    def purpose_clause(self, act: list[str], text: str) -> list[str]:
         """The words of an activity (``_content``) that say what it is for when its first verb is
         only how it is done: a later verb in the question ``text`` (after "and", "or", "to") with a
         thing it acts on ("sit and *work on my computer*", "sit to *watch TV*"; not "stretch out and
         relax", where lying down is the relaxing, nor "sit to rest my legs": the lexicon relates
-        resting to sitting); with ``strict`` also the things after "for" ("sit down for *dinner*";
-        not "for a minute", no thing). [] when there is none."""
+        resting to sitting). [] when there is none."""
         tokens = words(text)
         manner = self.lexicon.related_verbs(act[0]) if act else {}
         for verb in (singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS):
@@ -347,11 +349,9 @@ class FoundRule:
                 rest = act[act.index(verb):]
                 if any(self._thing_word(w) for w in rest[1:]):
                     return rest
-        if strict:
-            return [w for w in act[1:] if w in _purpose_words(tokens) and self._thing_word(w)]
         return []
 
-    def _affordance_match(self, phrase: str, affordances, text: str = "", strict: bool = False) -> float:
+    def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
         """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
         activity ``phrase`` (a verb and what it acts on: "wash hands"): 1.0 when the affordance says
         the whole activity ("sit on" for "sit"), two of its words ("put on shoes at" for "sit to
@@ -372,10 +372,11 @@ class FoundRule:
         verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
         states = {singular(w) for v, p, w in zip(tokens, tokens[1:], tokens[2:])
                   if p in OBJECT_PRONOUNS and singular(v) in verbs}
-        purpose = self.purpose_clause(act, text, strict)
+        purpose = self.purpose_clause(act, text)
         where = tokens[-1] if tokens and tokens[-1] in CONTAINMENT + SUPPORT else ""
         best = -1.0
-        for aff in dict.fromkeys(a for a in affordances if a and a.strip()):
+        affordances = list(dict.fromkeys(a for a in affordances if a and a.strip()))
+        for aff in affordances:
             own = _content(aff)
             shared = set(act) & set(own)
             if set(own) <= shared and not shared & verbs:
@@ -384,7 +385,10 @@ class FoundRule:
                 continue  # "something to put flowers in" (a container) is no "put things on" (a surface)
             if purpose and set(own) <= shared and not shared & set(purpose):
                 # the affordance is only how the activity is done ("sit on" for "sit and work on my
-                # computer"): it must serve what the activity is for
+                # computer"): it must serve what the activity is for, or another of the thing's uses
+                # does its verb ("sit to watch a film": the sofa's "watch TV from")
+                if any(_content(a)[:1] == purpose[:1] for a in affordances):
+                    return 1.0
                 best = max(best, self._act_stands_out(" ".join(purpose), aff))
                 continue
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
@@ -507,11 +511,6 @@ class FoundRule:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
             if key is not None:
                 fit[o] = key
-        if pq.target and self.purpose_clause(_content(pq.target), pq.text or "", strict=True):
-            # "sit down for dinner": what serves the dinner (the table, "at which meals are served")
-            # before what only serves sitting down (the chair)
-            serving.sort(key=lambda o: not (o in fit or self.affordance_match(
-                pq.target, sub.objects[o].affordances, pq.text or "", strict=True) >= ACTIVITY_MARGIN))
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
