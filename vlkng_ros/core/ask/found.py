@@ -42,7 +42,15 @@ than by a constant fit to one world:
   "drink from" for "drink coffee"; what is acted on also as a kind an affordance names: "put milk"
   as "put drink"), or a definition names what is acted on within one step, and the verb, or a
   label names the phrase's first word or its object ("couch sit"). A shared word alone does not count: the plant's "water" for "boil water", the
-  umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve);
+  umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve). The
+  phrase is read by its structure in the question: a first verb followed by a later one acting
+  on a thing ("sit and *work on my computer*", "sit to *watch TV*") is only how it is done, and a
+  use that is only that first verb (the chair's "sit on") serves it only when the thing also does
+  the later verb (the sofa's "watch TV from" for "sit to watch a film"); a thing after "for" is
+  what the activity is for ("heat water for *tea*"), never read as what is acted on; a word after
+  an object pronoun is a state ("keep me *dry*": no drying of hands); a use ending in "on" puts
+  nothing *in* ("put flowers in": no counter); a thing the lexicon names as what is acted on
+  (a notebook, a book) is read, not sat at;
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first.
@@ -285,15 +293,16 @@ class FoundRule:
             best = max([best, *(self._stands_out(a, b) - GLOSS_OFFSET for a, b in pairs)])
         return best
 
-    def serves(self, phrase: str, node) -> bool:
+    def serves(self, phrase: str, node, text: str = "") -> bool:
         """For an activity ("where can I boil water?"): an object the phrase only names as what
-        is acted on ("put my *cup*", "DROP *TABLE*", a notebook for "sit and read a *book*": the
-        lexicon's kind of book) does not serve it unless one of its affordances is the phrase's
-        verb (or a related one)."""
+        is acted on ("put my *cup*", "DROP *TABLE*"), or the lexicon names as what its purpose
+        acts on (``purpose_clause`` of the question ``text``: a notebook, a kind of book, for "sit
+        and read a *book*"; not the backpack of "where did I leave my *rucksack*", what is asked
+        for) does not serve it unless one of its affordances is the phrase's verb (or a related one)."""
         pw = words(phrase)
-        things = [w for w in pw[1:] if self._thing_word(w)]
+        things = [w for w in self.purpose_clause(_content(phrase), text)[1:] if self._thing_word(w)]
         acted_on = [lab for lab in _labels(node) if words(lab) and (
-            words(lab)[-1] in pw[1:] or any(self.names(lab, w) for w in things))]  # a notebook is a book
+            words(lab)[-1] in pw[1:] or any(self.names(lab, w) for w in things))]
         if not acted_on or any(self.names(lab, phrase) for lab in acted_on):
             return True
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
@@ -504,7 +513,7 @@ class FoundRule:
         "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
         steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
         serving = [o for o in sub.targets() if o in sub.objects
-                   and (not pq.target or (self.serves(pq.target, sub.objects[o])
+                   and (not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
                                           and self.activity_evidence(pq.target, sub.objects[o], pq.text or "")))]
         fit = {}
         for o in serving if pq.target else []:
