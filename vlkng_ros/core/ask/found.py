@@ -47,7 +47,15 @@ than by a constant fit to one world:
   "drink from" for "drink coffee"; what is acted on also as a kind an affordance names: "put milk"
   as "put drink"), or a definition names what is acted on within one step, and the verb, or a
   label names the phrase's first word or its object ("couch sit"). A shared word alone does not count: the plant's "water" for "boil water", the
-  umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve);
+  umbrella's "keep *dry*" for "dry my hands" (bench_absent --activities draws the curve). The
+  phrase is read by its structure in the question: a first verb followed by a later one acting
+  on a thing ("sit and *work on my computer*", "sit to *watch TV*") is only how it is done, and a
+  use that is only that first verb (the chair's "sit on") serves it only when the thing also does
+  the later verb (the sofa's "watch TV from" for "sit to watch a film"); a thing after "for" is
+  what the activity is for ("heat water for *tea*"), never read as what is acted on; a word after
+  an object pronoun is a state ("keep me *dry*": no drying of hands); a use ending in "on" puts
+  nothing *in* ("put flowers in": no counter); a thing the lexicon names as what is acted on
+  (a notebook, a book) is read, not sat at;
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first.
@@ -120,6 +128,12 @@ ACTIVITY_MARGIN = 0.22  # an affordance serves an activity when their similarity
 # 0.29 / 0.24; 0.18: 0.84 / 0.79 and 0.24 / 0.12; 0.22: 0.84 / 0.79 and 0.18 / 0.06; 0.26: 0.80 / 0.75 and
 # 0.18 / 0.06. Under it: a monitor's "display" for "shows the time" +0.21, a plant's "water" for "keep me dry" +0.16
 VERB_JOINERS = ("and", "or", "to")  # in a question, the word after one is a verb ("sit and *work*")
+PURPOSE_MARKERS = ("for",)  # the things after one say what an activity is for, not what it acts on
+# ("heat water for *tea*": tea is not heated; "sit down for *dinner*")
+OBJECT_PRONOUNS = ("me", "you", "him", "her", "it", "us", "them")  # after a verb, the word after one
+# is a state the activity leaves it in, no verb of it ("keep me *dry*": nothing is dried)
+CONTAINMENT = ("in", "into", "inside")  # a use ending in one of these puts a thing inside another,
+SUPPORT = ("on", "onto", "upon")  # in one of these on top of it: "put flowers in" is no "put things on"
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
@@ -303,12 +317,16 @@ class FoundRule:
             best = max([best, *(self._stands_out(a, b) - GLOSS_OFFSET for a, b in pairs)])
         return best
 
-    def serves(self, phrase: str, node) -> bool:
+    def serves(self, phrase: str, node, text: str = "") -> bool:
         """For an activity ("where can I boil water?"): an object the phrase only names as what
-        is acted on ("put my *cup*", "DROP *TABLE*") does not serve it unless one of its
-        affordances is the phrase's verb (or a related one)."""
+        is acted on ("put my *cup*", "DROP *TABLE*"), or the lexicon names as what its purpose
+        acts on (``purpose_clause`` of the question ``text``: a notebook, a kind of book, for "sit
+        and read a *book*"; not the backpack of "where did I leave my *rucksack*", what is asked
+        for) does not serve it unless one of its affordances is the phrase's verb (or a related one)."""
         pw = words(phrase)
-        acted_on = [lab for lab in _labels(node) if words(lab) and words(lab)[-1] in pw[1:]]
+        things = [w for w in self.purpose_clause(_content(phrase), text)[1:] if self._thing_word(w)]
+        acted_on = [lab for lab in _labels(node) if words(lab) and (
+            words(lab)[-1] in pw[1:] or any(self.names(lab, w) for w in things))]
         if not acted_on or any(self.names(lab, phrase) for lab in acted_on):
             return True
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
@@ -327,14 +345,16 @@ class FoundRule:
     def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
         """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
         retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
-        drink", the fridge's "store drinks"), a two-word verb as one the verb lexicon relates that
+        drink", the fridge's "store drinks"; not what the activity is for: the tea of "heat water
+        for tea" is no drink the fridge stores), a two-word verb as one the verb lexicon relates that
         starts an affordance ("stretch out relax": "lie down relax", the sofa's "lie down on")."""
         affordances = [a for a in dict.fromkeys(affordances) if a and a.strip()]
         toks = words(phrase)
         variants = [phrase]
         own = {w for a in affordances for w in words(a)}
+        purpose = _purpose_words(words(text))
         for i, tok in enumerate(toks[1:], 1):
-            related = self.lexicon.related(tok) if tok not in USE_STOPWORDS else {}
+            related = self.lexicon.related(tok) if tok not in USE_STOPWORDS and singular(tok) not in purpose else {}
             variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
                          if singular(w) != singular(tok)
                          and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
@@ -348,6 +368,21 @@ class FoundRule:
                     variants.append(" ".join(aw[:m] + toks[2:]))
                     break
         return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
+
+    def purpose_clause(self, act: list[str], text: str) -> list[str]:
+        """The words of an activity (``_content``) that say what it is for when its first verb is
+        only how it is done: a later verb in the question ``text`` (after "and", "or", "to") with a
+        thing it acts on ("sit and *work on my computer*", "sit to *watch TV*"; not "stretch out and
+        relax", where lying down is the relaxing, nor "sit to rest my legs": the lexicon relates
+        resting to sitting). [] when there is none."""
+        tokens = words(text)
+        manner = self.lexicon.related_verbs(act[0]) if act else {}
+        for verb in (singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS):
+            if verb in act[1:] and verb not in manner:
+                rest = act[act.index(verb):]
+                if any(self._thing_word(w) for w in rest[1:]):
+                    return rest
+        return []
 
     def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
         """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
@@ -368,19 +403,37 @@ class FoundRule:
             return -1.0
         tokens = words(text)
         verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
+        states = {singular(w) for v, p, w in zip(tokens, tokens[1:], tokens[2:])
+                  if p in OBJECT_PRONOUNS and singular(v) in verbs}
+        purpose = self.purpose_clause(act, text)
+        where = tokens[-1] if tokens and tokens[-1] in CONTAINMENT + SUPPORT else ""
         best = -1.0
-        for aff in dict.fromkeys(a for a in affordances if a and a.strip()):
+        affordances = list(dict.fromkeys(a for a in affordances if a and a.strip()))
+        for aff in affordances:
             own = _content(aff)
             shared = set(act) & set(own)
             if set(own) <= shared and not shared & verbs:
                 continue  # the affordance is only a word the activity uses otherwise: the plant's "water"
+            if where and _other_relation(where, words(aff)[-1]):
+                continue  # "something to put flowers in" (a container) is no "put things on" (a surface)
+            if purpose and set(own) <= shared and not shared & set(purpose):
+                # the affordance is only how the activity is done ("sit on" for "sit and work on my
+                # computer"): it must serve what the activity is for, or another of the thing's uses
+                # does its verb ("sit to watch a film": the sofa's "watch TV from")
+                if any(_content(a)[:1] == purpose[:1] for a in affordances):
+                    return 1.0
+                best = max(best, self._act_stands_out(" ".join(purpose), aff))
+                continue
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
                 return 1.0
-            if shared & verbs and own[0] not in shared:
+            if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states):
                 # the activity's verb is no verb of the affordance ("dry hands": "keep dry in the
-                # rain"): the words they do not share decide
-                best = max(best, self._act_stands_out(" ".join(w for w in act if w not in shared),
-                                                      " ".join(w for w in own if w not in shared)))
+                # rain"), or the affordance's verb is a state the activity leaves one in ("keep me
+                # dry": "dry hands with"): the words they do not share decide
+                rest_act = " ".join(w for w in act if w not in shared)
+                rest_own = " ".join(w for w in own if w not in shared)
+                if rest_act and rest_own:
+                    best = max(best, self._act_stands_out(rest_act, rest_own))
             elif own:
                 best = max(best, self._act_stands_out(phrase, aff))
         return best
@@ -484,7 +537,7 @@ class FoundRule:
         "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
         steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
         serving = [o for o in sub.targets() if o in sub.objects
-                   and (not pq.target or (self.serves(pq.target, sub.objects[o])
+                   and (not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
                                           and self.activity_evidence(pq.target, sub.objects[o], pq.text or "")))]
         fit = {}
         for o in serving if pq.target else []:
@@ -560,6 +613,26 @@ def _other_head(phrase: list[str], label: list[str]) -> bool:
 
 def _verb_forms(verb: str) -> set[str]:
     return {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+
+
+def _purpose_words(tokens: list[str]) -> set[str]:
+    """The words after a ``PURPOSE_MARKERS`` word up to the next function word or particle, its
+    determiners skipped ("heat water for tea in": tea), singular."""
+    out: set[str] = set()
+    for i, tok in enumerate(tokens):
+        if tok in PURPOSE_MARKERS:
+            for w in tokens[i + 1:]:
+                if w in DETERMINERS:
+                    continue
+                if w in USE_STOPWORDS or w in PARTICLES:
+                    break
+                out.add(singular(w))
+    return out
+
+
+def _other_relation(a: str, b: str) -> bool:
+    """Two prepositions ending uses, one of ``CONTAINMENT`` and the other of ``SUPPORT``."""
+    return (a in CONTAINMENT and b in SUPPORT) or (a in SUPPORT and b in CONTAINMENT)
 
 
 def _content(phrase: str) -> list[str]:
