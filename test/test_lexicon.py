@@ -129,6 +129,25 @@ def test_installed_wordnet_knows_the_words_embeddings_miss():
     assert lex.names_a_thing("media console") is None and NoLexicon().names_a_thing("desk") is None
 
 
+def test_a_name_written_with_of_is_found(tmp_path):
+    """"the chest of drawers": the parser drops "of" as a function word; the dictionary's
+    lemma has it, and a dresser is one (WordNet: chest of drawers, chest, bureau, dresser)."""
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert lex.related("chest drawers").get("dresser", 0) >= 0.85 * SYNONYM_STRENGTH
+    mem = make_memory(tmp_path)
+    add_objects(mem, [
+        {"id": "o-dresser", "label": "dresser", "description": "a gray wooden dresser", "position": (1.0, 1.0),
+         "seen": [5, 6, 7], "affordances": ["store clothes in"]},
+        {"id": "o-wardrobe", "label": "wardrobe", "description": "a white wardrobe", "position": (4.0, 1.0),
+         "seen": [10, 11, 12], "affordances": ["hang clothes in"]},
+    ])
+    try:
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Where is the gray chest of drawers?"))
+        assert res.found and res.target_object_id == "o-dresser" and res.goal is not None
+    finally:
+        mem.close()
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     mem = make_memory(tmp_path_factory.mktemp("lexhome"))

@@ -354,8 +354,9 @@ class WordNetLexicon:
     def senses(self, term: str) -> tuple[str, tuple[int, ...]]:
         """(the dictionary form found, its synset offsets, most frequent sense first). Tries the
         term as written, its base form (noun.exc irregular plurals, then regular -s/-es/-ies),
-        dotted acronyms ("WC" -> "w.c.") and a compound's words written together ("tea kettle"
-        -> "teakettle")."""
+        dotted acronyms ("WC" -> "w.c."), a compound's words written together ("tea kettle"
+        -> "teakettle") and two words joined by "of", which the question parser drops as a
+        function word ("chest drawers" -> "chest of drawers")."""
         tables = self._load_tables()
         key = _lemma_key(term)
         if not key:
@@ -368,6 +369,8 @@ class WordNetLexicon:
             forms.append(".".join(key) + ".")
         if "_" in key:
             forms.append(key.replace("_", ""))  # written apart, listed together ("tea kettle": teakettle)
+            if key.count("_") == 1:  # "of" dropped as a function word ("chest drawers": chest of drawers)
+                forms.append(key.replace("_", "_of_"))
         for form in forms:
             offsets = tables.offsets(form) if form else None
             if offsets is not None:
