@@ -22,7 +22,13 @@ than by a constant fit to one world:
   kinds of one thing a few steps up (``lexicon.defined_alike``: a parasol, "a handheld collapsible
   source of shade", is an umbrella, "a lightweight handheld collapsible canopy"), and a two-word
   compound the lexicon lacks whose parts name a two-word label's (``_parts_match``: "media
-  console" a tv stand: television is a medium, console and stand both small tables);
+  console" a tv stand: television is a medium, console and stand both small tables). So does a
+  label the phrase is a kind of up to ``ANCESTOR_DEPTH`` steps below, in the label's common senses
+  (``_narrower_kind``: a fern is a plant three steps up, a bolster a cushion two; a label WordNet
+  lacks is read by its head: a houseplant is a "potted plant"), and one a two-word compound the
+  lexicon lacks names by its head when the dictionary describes the label with the compound's
+  modifier (``_head_described``: "water boiler", a kettle: its kind the teakettle is "for boiling
+  water");
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -259,7 +265,7 @@ class FoundRule:
 
     def _head_described(self, phrase: str, label: str) -> bool:
         """A two-word compound the lexicon lacks, read by its head: a label sharing no word with it
-        that its head names (``names``: the label is the head or a kind of it) is the thing when the
+        that its head names (``names``: the label is the head, a name or a kind of it) is the thing when the
         dictionary describes the label with the phrase's modifier, in the label's definitions, its
         kinds' or those of what it is a kind of one step up. "Water boiler": a kettle (kettle,
         boiler: "a metal pot for stewing or boiling"; its kind the teakettle, "a kettle for boiling
