@@ -446,3 +446,25 @@ def test_installed_wordnet_sibling_kinds():
     lex = WordNetLexicon(find_wordnet_dir())
     assert sibling_kinds(lex, "console", "stand") and sibling_kinds(lex, "shelf", "stand")
     assert not sibling_kinds(lex, "machine", "table") and not sibling_kinds(NoLexicon(), "console", "stand")
+
+
+def test_installed_wordnet_kind_steps_through_the_others_common_senses():
+    """How many steps up from a thing to a kind of it: a fern is a plant three steps up (fern,
+    pteridophyte, vascular plant, plant), a bolster a cushion two (a pillow is one), in cushion's
+    third sense; a suitcase is a bag only in a sense beyond bag's common ones; a telescope no
+    television at all."""
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert lex.kind_steps("fern", "plant") == 3 and lex.kind_steps("bolster", "cushion") == 2
+    assert lex.kind_steps("houseplant", "plant") == 1 and lex.kind_steps("plant", "plant") == 0
+    assert lex.kind_steps("suitcase", "bag") is None and lex.kind_steps("telescope", "television") is None
+    assert lex.kind_steps("plant", "fern") is None  # only upwards
+    assert lex.kind_steps("fern", "plant", depth=2) is None and NoLexicon().kind_steps("fern", "plant") is None
+
+
+def test_installed_wordnet_kind_definitions_without_kinds():
+    """A kind of thing's own whole definitions (examples cut), without its kinds': free weight's
+    "... raised and lowered by use of the hands and arms", not the dumbbell's."""
+    lex = WordNetLexicon(find_wordnet_dir())
+    own = lex.kind_definitions("free weight", 1, with_kinds=False)
+    assert len(own) == 1 and own[0].endswith("by use of the hands and arms")
+    assert len(lex.kind_definitions("free weight", 1)) > 1

@@ -939,3 +939,39 @@ def test_a_compound_named_by_its_parts_is_found(parts_memory):
 ])
 def test_a_compound_whose_parts_name_other_things_stays_not_seen(parts_memory, question):
     _assert_not_seen(parts_memory, question)
+
+
+# a potted plant (a label WordNet lacks), a cushion, a kettle, a dumbbell, a bag and a computer
+kinds_memory = _memory_fixture("kinds", _things(
+    ("o-plant", "potted plant", "a green potted plant", ["water"], (1.0, 1.0), [1, 2]),
+    ("o-cushion", "cushion", "a red velvet cushion", ["lean on"], (4.0, 2.0), [3, 4]),
+    ("o-kettle", "kettle", "a steel kettle", ["boil water in"], (2.0, 5.0), [5, 6]),
+    ("o-dumbbell", "dumbbell", "a black iron dumbbell", ["lift"], (6.0, 1.0), [7, 8]),
+    ("o-bag", "bag", "a brown leather bag", ["carry things in"], (7.0, 4.0), [9, 10]),
+    ("o-computer", "computer", "a grey desktop computer", ["work on"], (3.0, 7.0), [11, 12]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    # "potted plant" is no WordNet entry: it is read by its head, a plant, which a houseplant is (a
+    # read generated tour: the potted plant 0.13 over background for "green houseplant", not found)
+    ("where is the houseplant?", "o-plant"),
+    ("where is the fern?", "o-plant"),  # fern, pteridophyte, vascular plant, plant: 3 steps up
+    ("where is the bolster?", "o-cushion"),  # bolster, pillow, cushion (its third sense): 2 steps
+    # compounds WordNet lacks read by their head when the dictionary describes the label with the
+    # modifier: kettle, boiler; a teakettle "for boiling water". A dumbbell is an exercising weight,
+    # "raised and lowered by use of the hands"
+    ("where is the water boiler?", "o-kettle"),
+    ("where is the hand weight?", "o-dumbbell"),
+])
+def test_a_kind_of_the_label_a_few_steps_down_is_found(kinds_memory, question, expected):
+    _assert_found(kinds_memory, question, expected)
+
+
+@pytest.mark.parametrize("question", [
+    "where is the suitcase?",  # a bag in bag's rarer senses only
+    "where is the coffee machine?",  # a computer is a machine, but no definition of it says coffee
+    "where is the telescope?", "where is the rice cooker?", "where is the tea kettle stand?",
+])
+def test_a_thing_a_label_names_only_rarely_or_by_its_head_alone_stays_not_seen(kinds_memory, question):
+    _assert_not_seen(kinds_memory, question)

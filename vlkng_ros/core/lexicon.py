@@ -86,6 +86,14 @@ class Lexicon(Protocol):
         ("apple" -> edible fruit 1, fruit 2): lemma -> fewest steps (0: its own synonyms)."""
         ...
 
+    def kind_steps(self, term: str, other: str, depth: int = ANCESTOR_DEPTH, senses: int = ANCESTOR_SENSES,
+                   other_senses: int = MAX_SENSES) -> int | None:
+        """Fewest steps up the hypernym paths from one of the term's ``senses`` most common senses
+        to one of ``other``'s ``other_senses`` ("fern" -> plant, flora: 3; "bolster" -> cushion, a
+        soft bag of padding, cushion's third sense: 2), None beyond ``depth`` or when ``other`` in
+        those senses is no kind above the term ("suitcase" is a bag only in bag's rarer senses)."""
+        ...
+
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         """The definitions of the term's ``senses`` most common senses (first clause each); with
         ``things_only``, of its most common senses that name a tangible thing ("light": not the
@@ -96,11 +104,11 @@ class Lexicon(Protocol):
         """The term's dictionary form ("benches" -> "bench", "WC" -> "w.c."), else the term."""
         ...
 
-    def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+    def kind_definitions(self, term: str, senses: int = 2, with_kinds: bool = True) -> list[str]:
         """Whole definitions (no examples) of the term's ``senses`` most common senses that name a
-        tangible thing and of their direct kinds: what it and its kinds are for ("table": "a
-        table at which meals are served", the dining table's; "sink": the washbasin's "where you
-        can wash your hands and face")."""
+        tangible thing and (``with_kinds``) of their direct kinds: what it and its kinds are for
+        ("table": "a table at which meals are served", the dining table's; "sink": the washbasin's
+        "where you can wash your hands and face")."""
         ...
 
     def definition_share(self, word: str) -> float:
@@ -124,13 +132,16 @@ class NoLexicon:
     def ancestors(self, term: str, depth: int = 0, senses: int = 0) -> dict[str, int]:
         return {}
 
+    def kind_steps(self, term: str, other: str, depth: int = 0, senses: int = 0, other_senses: int = 0) -> int | None:
+        return None
+
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         return []
 
     def base_form(self, term: str) -> str:
         return term.lower()
 
-    def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+    def kind_definitions(self, term: str, senses: int = 2, with_kinds: bool = True) -> list[str]:
         return []
 
     def definition_share(self, word: str) -> float:
@@ -425,6 +436,20 @@ class WordNetLexicon:
                 return {}
         return out
 
+    def kind_steps(self, term: str, other: str, depth: int = ANCESTOR_DEPTH, senses: int = ANCESTOR_SENSES,
+                   other_senses: int = MAX_SENSES) -> int | None:
+        with self._lock:
+            try:
+                targets = set(self.senses(other)[1][:other_senses])
+                frontier = list(self.senses(term)[1][:senses])
+                for step in range(depth + 1):
+                    if targets & set(frontier):
+                        return step
+                    frontier = list(dict.fromkeys(h for o in frontier for h in self.synset(o).hypernyms))
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+        return None
+
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         def pick(offsets: tuple[int, ...]) -> list[int]:
             if things_only:
@@ -434,10 +459,11 @@ class WordNetLexicon:
         # "| a piece of furniture with shelves for storing books; ..." -> its first clause
         return self._definitions(term, pick, lambda gloss: gloss.split(";")[0].strip())
 
-    def kind_definitions(self, term: str, senses: int = 2) -> list[str]:
+    def kind_definitions(self, term: str, senses: int = 2, with_kinds: bool = True) -> list[str]:
         def pick(offsets: tuple[int, ...]) -> list[int]:
             mine = [o for o in offsets[:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:senses]
-            return list(dict.fromkeys([*mine, *(k for o in mine for k in self.synset(o).hyponyms)]))
+            kinds = [k for o in mine for k in self.synset(o).hyponyms] if with_kinds else []
+            return list(dict.fromkeys([*mine, *kinds]))
 
         return self._definitions(term, pick, lambda gloss: re.sub(r'"[^"]*"', "", gloss).strip(" ;\r\n"))
 

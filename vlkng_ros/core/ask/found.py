@@ -22,7 +22,13 @@ than by a constant fit to one world:
   kinds of one thing a few steps up (``lexicon.defined_alike``: a parasol, "a handheld collapsible
   source of shade", is an umbrella, "a lightweight handheld collapsible canopy"), and a two-word
   compound the lexicon lacks whose parts name a two-word label's (``_parts_match``: "media
-  console" a tv stand: television is a medium, console and stand both small tables);
+  console" a tv stand: television is a medium, console and stand both small tables). So does a
+  label the phrase is a kind of up to ``ANCESTOR_DEPTH`` steps below, in the label's common senses
+  (``_narrower_kind``: a fern is a plant three steps up, a bolster a cushion two; a label WordNet
+  lacks is read by its head: a houseplant is a "potted plant"), and one a two-word compound the
+  lexicon lacks names by its head when the dictionary describes the label with the compound's
+  modifier (``_head_described``: "water boiler", a kettle: its kind the teakettle is "for boiling
+  water");
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -76,7 +82,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, is_kind_of, sibling_kinds
+from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
+                       is_kind_of, sibling_kinds)
 from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, singular, words
 
 if TYPE_CHECKING:
@@ -235,6 +242,8 @@ class FoundRule:
         if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
         labels = list(dict.fromkeys(labels))
+        if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
+            return 1.0
         other_kind = [lab for lab in labels if _other_head(wanted, words(lab))]
         # two kinds of one head the lexicon knows apart ("dining table", "coffee table"): siblings,
         # not names of one thing (neither names the other, checked above); their definitions and
@@ -255,6 +264,35 @@ class FoundRule:
         heads = [max(self.match(wanted[-1], [words(lab)[-1]]), self._kind_match(phrase, lab)) for lab in other_kind]
         whole = [self._stands_out(phrase, lab) for lab in same]
         return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+
+    def _narrower_kind(self, phrase: str, label: str) -> bool:
+        """Is the thing ``phrase`` names a kind of the label, a few steps up (``ANCESTOR_DEPTH``) and
+        in the label's common senses (``Lexicon.kind_steps``)? A fern is a plant three steps up
+        (pteridophyte, vascular plant), a bolster a cushion two (a pillow); ``names`` takes one step
+        only. A label the lexicon lacks is read by its head noun ("potted plant": a plant; a
+        houseplant is one), as a compound names a kind of its head. The label's rarer senses do
+        not count: a suitcase is a "bag" only in bag's fourth sense."""
+        lw = words(label)
+        unknown = len(lw) > 1 and self.lexicon.names_a_thing(label) is None
+        return any(self.lexicon.kind_steps(phrase, name) is not None
+                   for name in dict.fromkeys((label, lw[-1] if unknown else label)))
+
+    def _head_described(self, phrase: str, label: str) -> bool:
+        """A two-word compound the lexicon lacks, read by its head: a label sharing no word with it
+        that its head names (``names``: the label is the head, a name or a kind of it) is the thing when the
+        dictionary describes the label with the phrase's modifier, in the label's definitions, its
+        kinds' or those of what it is a kind of one step up. "Water boiler": a kettle (kettle,
+        boiler: "a metal pot for stewing or boiling"; its kind the teakettle, "a kettle for boiling
+        *water* to make tea"); "hand weight": a dumbbell, an exercising weight, "raised and lowered
+        by use of the *hands*". A "coffee machine" is no computer though a computer is a machine."""
+        pw, lw = words(phrase), words(label)
+        if len(pw) != 2 or set(pw) & set(lw) or self.lexicon.names_a_thing(phrase) is not None:
+            return False
+        if not self.names(label, pw[1]):
+            return False
+        kinds = [k for k, steps in self.lexicon.ancestors(label, 1, 1).items() if steps == 1]
+        texts = [*self.lexicon.kind_definitions(label, 1), *(g for k in kinds for g in self.lexicon.kind_definitions(k, 1, False))]
+        return definition_word(pw[0]) in definition_words(" ".join(texts))
 
     def _parts_match(self, phrase: str, label: str) -> bool:
         """A two-word compound the lexicon lacks and a two-word label with another head, read by
