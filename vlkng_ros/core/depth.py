@@ -177,18 +177,20 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
     cut = cut_by_border(bbox, camera) or _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera,
                                                           camera_height_m)
-    backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), hi2, noise, camera, camera_height_m, others)
+    backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), float(np.median(cluster)), noise, camera,
+                                     camera_height_m, others)
     return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs)
 
 
-def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], hi: float, noise: DepthNoise,
+def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], surface: float, noise: DepthNoise,
               camera: CameraModel, camera_height_m: float | None, others: Sequence[BBox]) -> tuple[np.ndarray, ...]:
-    """What shows just outside the box, beyond the object (deeper than its interval's far end
-    ``hi`` by a depth jump): in a strip either side (the box's upper half of rows: the floor shows
-    low) and one above it (its middle columns). Per strip, the nearest such reading of each line
-    across it (row for a side strip, column above), as (N, 2) optical (x, z); a strip whose lines
-    reach nothing beyond the object in BACK_COVER_SHARE of them gives an empty array. A wall the
-    object stands against shows in all of them at the depth of its back."""
+    """What shows just outside the box beyond the object's visible surface (deeper than
+    ``surface`` by a depth jump plus one sigma): in a strip either side (the box's upper half of
+    rows: the floor shows low) and one above it (its middle columns), other boxes and the floor
+    left out. Per strip, those readings as (N, 2) optical (x, z); a strip where fewer than
+    BACK_COVER_SHARE of its lines across (rows beside, columns above) reach beyond gives an
+    empty array. A wall the object stands against shows in all of them at the depth of its back
+    (far away, where the noise merges the two, inside the object's own depth interval too)."""
     h, w = depth.shape[:2]
     sx, sy = w / float(camera.width), h / float(camera.height)
     bx1, by1, bx2, by2 = box
@@ -199,7 +201,7 @@ def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], hi: float, nois
     strips = ((max(0, bx1 - gap - dw), by1, max(0, bx1 - gap), mid, 1),
               (min(w, bx2 + gap), by1, min(w, bx2 + gap + dw), mid, 1),
               (bx1 + mx, max(0, by1 - gap - dh), bx2 - mx, max(0, by1 - gap), 0))
-    tol = JUMP_M + 3.0 * float(noise.sigma(hi))
+    tol = JUMP_M + float(noise.sigma(surface))
     out = []
     for x1, y1, x2, y2, across_rows in strips:
         if x2 - x1 < 2 or y2 - y1 < 2:
@@ -210,16 +212,15 @@ def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], hi: float, nois
         if camera_height_m:
             region = _without_floor(region, y1, y2, sy, camera, camera_height_m)
         with np.errstate(invalid="ignore"):
-            beyond = np.where(region > hi + tol, region, np.inf)
-        nearest = beyond.min(axis=across_rows)
-        k = np.argmin(beyond, axis=across_rows)
-        u = (cols[k] if across_rows else cols) + 0.5
-        ok = np.isfinite(nearest)
-        if ok.sum() < max(2, BACK_COVER_SHARE * nearest.size):
+            beyond = np.where(region > surface + tol, region, np.inf)
+        ok = np.isfinite(beyond)
+        lines = ok.any(axis=across_rows)
+        if lines.sum() < max(2, BACK_COVER_SHARE * lines.size):
             out.append(np.zeros((0, 2)))
             continue
-        z = nearest[ok].astype(float)
-        out.append(np.stack([(u[ok] / sx - camera.cx) / camera.fx * z, z], axis=1))
+        z = beyond[ok].astype(float)
+        u = np.broadcast_to(cols[None, :] + 0.5, beyond.shape)[ok]
+        out.append(np.stack([(u / sx - camera.cx) / camera.fx * z, z], axis=1))
     return tuple(out)
 
 
@@ -338,7 +339,7 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         if mid_z - front > behind:
             behind, x_mid = min(MAX_EXTENT_M / 2.0, mid_z - front), mid_x
         wall = _wall_behind(r.backs, cb, sb, noise)
-        if wall is not None and wall - front < 2.0 * behind:
+        if wall is not None and JUMP_M + float(noise.sigma(front)) < wall - front < 2.0 * behind:
             # a wall the object stands against shows around it: its far side reaches no farther
             # (the face-on guess, a share of the width, put a shallow shelf's centre beyond it)
             behind = max(0.5 * spread, 0.5 * (wall - front), 0.5 * float(noise.sigma(front)))
