@@ -489,3 +489,24 @@ def test_a_fix_that_disagrees_with_the_objects_other_fixes_is_left_out():
     assert acc is not None and acc.depth_n == 4
     xy, _ = acc.solve()
     assert math.dist(xy, centre) < 0.2
+
+
+def test_a_shallow_object_against_a_wall_seen_face_on_ends_at_the_wall():
+    """A shelf 1.6 m wide and 0.4 m deep, its back against a wall, seen face on from 2.8 m: only
+    its front shows, and the unseen depth guessed from its width (0.6 m behind the front) put
+    its centre 0.34 m beyond the true one. The wall shows either side of it and above it at the
+    depth of its back; the object ends there. With the wall far behind, the guess stands; with a
+    thing behind one side only (a chair, not a wall), too."""
+    rng = np.random.default_rng(3)
+    for height in (0.9, 1.6):
+        z, box = _render_box((-3.0, 0.0), 0.0, (0.0, 0.0), (0.2, 0.8), height, wall=3.2)
+        z = (z + rng.normal(0.0, 1.0, z.shape) * dp.DepthNoise().sigma(z)).astype(np.float32)
+        fix = dp.object_depth(z[::2, ::2], box, CAM, camera_height_m=1.0)
+        assert fix is not None and fix.z_m == pytest.approx(3.0, abs=0.05)
+        assert fix.extent_m < 0.6
+    z, box = _render_box((-3.0, 0.0), 0.0, (0.0, 0.0), (0.2, 0.8), 0.9, wall=5.0)
+    free = dp.object_depth(z, box, CAM, camera_height_m=1.0)
+    assert free is not None and free.z_m > 3.25  # nothing behind it: the width's guess
+    z[:, : int(box[0])] = 3.2  # behind its left side only: no wall
+    one = dp.object_depth(z, box, CAM, camera_height_m=1.0)
+    assert one is not None and one.z_m == pytest.approx(free.z_m, abs=1e-6)

@@ -59,6 +59,11 @@ MIN_SPAN_SHARE = 0.25  # readings spanning less of the box's angle than this are
 MIN_CONSENSUS = 3  # fixes of one object in a chunk from which one that disagrees with the rest is left out ...
 OUTLIER_SIGMAS = 3.0  # ... when farther from their median than this many of its own and their spread's sigmas
 EDGE_ROW_SHARE = 0.3  # ... in the image's outermost columns in at least this share of the box's rows
+BACK_STRIP_SHARE = 0.2  # the strips just outside a box (either side, above) read for a surface behind the object,
+# as a share of the box's width (sides) and height (above)
+BACK_COVER_SHARE = 0.4  # a strip shows that surface when this share of its lines (rows / columns) reach it
+BACK_AGREE_M = 0.12  # ... and two strips see it (plus 3 sigma) at the same depth along the view: a wall the
+# object stands against, whose depth bounds the object's far side
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,7 @@ class _Readings:
     us: np.ndarray
     vs: np.ndarray
     cut: bool = False  # the object goes on beyond the image's left or right border
+    backs: tuple[np.ndarray, ...] = ()  # per strip around the box (``_backdrop``), (N, 2) optical (x, z) readings
 
 
 def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise,
@@ -171,7 +177,74 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
     cut = cut_by_border(bbox, camera) or _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera,
                                                           camera_height_m)
-    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut)
+    backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), float(np.median(cluster)), noise, camera,
+                                     camera_height_m, others)
+    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs)
+
+
+def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], surface: float, noise: DepthNoise,
+              camera: CameraModel, camera_height_m: float | None, others: Sequence[BBox]) -> tuple[np.ndarray, ...]:
+    """What shows just outside the box beyond the object's visible surface (deeper than
+    ``surface`` by a depth jump plus one sigma): in a strip either side (the box's upper half of
+    rows: the floor shows low) and one above it (its middle columns), other boxes and the floor
+    left out. Per strip, those readings as (N, 2) optical (x, z); a strip where fewer than
+    BACK_COVER_SHARE of its lines across (rows beside, columns above) reach beyond gives an
+    empty array. A wall the object stands against shows in all of them at the depth of its back
+    (far away, where the noise merges the two, inside the object's own depth interval too)."""
+    h, w = depth.shape[:2]
+    sx, sy = w / float(camera.width), h / float(camera.height)
+    bx1, by1, bx2, by2 = box
+    dw, dh = max(2, int(BACK_STRIP_SHARE * (bx2 - bx1))), max(2, int(BACK_STRIP_SHARE * (by2 - by1)))
+    gap = max(1, dw // 4)  # a detector's box is a little loose: skip the columns next to it
+    mid = (by1 + by2) // 2
+    mx = (bx2 - bx1) // 4
+    strips = ((max(0, bx1 - gap - dw), by1, max(0, bx1 - gap), mid, 1),
+              (min(w, bx2 + gap), by1, min(w, bx2 + gap + dw), mid, 1),
+              (bx1 + mx, max(0, by1 - gap - dh), bx2 - mx, max(0, by1 - gap), 0))
+    tol = JUMP_M + float(noise.sigma(surface))
+    out = []
+    for x1, y1, x2, y2, across_rows in strips:
+        if x2 - x1 < 2 or y2 - y1 < 2:
+            out.append(np.zeros((0, 2)))
+            continue
+        region, cols, rows = _sample(depth, x1, y1, x2, y2, noise)
+        region = _without_others(region, rows, cols, others, sx, sy)
+        if camera_height_m:
+            region = _without_floor(region, y1, y2, sy, camera, camera_height_m)
+        with np.errstate(invalid="ignore"):
+            beyond = np.where(region > surface + tol, region, np.inf)
+        ok = np.isfinite(beyond)
+        lines = ok.any(axis=across_rows)
+        if lines.sum() < max(2, BACK_COVER_SHARE * lines.size):
+            out.append(np.zeros((0, 2)))
+            continue
+        z = beyond[ok].astype(float)
+        u = np.broadcast_to(cols[None, :] + 0.5, beyond.shape)[ok]
+        out.append(np.stack([(u / sx - camera.cx) / camera.fx * z, z], axis=1))
+    return tuple(out)
+
+
+def _wall_behind(backs: tuple[np.ndarray, ...], cb: float, sb: float, noise: DepthNoise) -> float | None:
+    """The depth along the line of sight (cos, sin of its bearing) of a surface seen behind the
+    object just outside its box (``_backdrop``): the median depth of each strip that shows one;
+    where two or more agree (within BACK_AGREE_M plus 3 sigma; either side and above of a wall
+    turned to the view: above, the middle of the two sides), the one above the object (its own
+    columns), else the sides' mean. None where fewer than two strips see it or they disagree (a
+    chair behind a table, the room beyond a doorway)."""
+    d = [float(np.median(b[:, 0] * sb + b[:, 1] * cb)) if b.size else None for b in backs]
+    if len(d) != 3:
+        return None
+    seen = [x for x in d if x is not None]
+    if len(seen) < 2:
+        return None
+    left, right, above = d
+    sides = [x for x in (left, right) if x is not None]
+    tol = BACK_AGREE_M + 3.0 * float(noise.sigma(min(seen)))
+    if above is not None and sides:
+        return above if abs(above - float(np.mean(sides))) <= tol else None
+    if len(sides) == 2 and abs(left - right) <= tol:
+        return 0.5 * (left + right)
+    return None
 
 
 def _reaches_border(depth: np.ndarray, bx1: int, by1: int, bx2: int, by2: int, lo: float, hi: float,
@@ -265,6 +338,11 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         mid_x, mid_z = _outline_mid(ls, ds)
         if mid_z - front > behind:
             behind, x_mid = min(MAX_EXTENT_M / 2.0, mid_z - front), mid_x
+        wall = _wall_behind(r.backs, cb, sb, noise)
+        if wall is not None and JUMP_M + float(noise.sigma(front)) < wall - front < 2.0 * behind:
+            # a wall the object stands against shows around it: its far side reaches no farther
+            # (the face-on guess, a share of the width, put a shallow shelf's centre beyond it)
+            behind = max(0.5 * spread, 0.5 * (wall - front), 0.5 * float(noise.sigma(front)))
     extent = 2.0 * behind
     # the centre back in the optical frame
     dc = front + behind
