@@ -55,10 +55,19 @@ than by a constant fit to one world:
   what the activity is for ("heat water for *tea*"), never read as what is acted on; a word after
   an object pronoun is a state ("keep me *dry*": no drying of hands); a use ending in "on" puts
   nothing *in* ("put flowers in": no counter); a thing the lexicon names as what is acted on
-  (a notebook, a book) is read, not sat at;
+  (a notebook, a book) is read, not sat at. With such a manner verb only a use done *at* the thing
+  serves (``PLACE_WORDS``: "work at", not the printer's "print documents" for "sit and write a
+  letter"); a question for a place ("a spot to read a book") or a passive ("where do books get
+  stored") is never served by the thing acted on; a verb written inflected is read in its
+  dictionary form (``activity_form``: "stored books" is "store books"); and one verb acting on
+  two different things ("store books", a shoe rack's "store shoes on") is no match unless the
+  things are alike;
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
-  and after a light verb ("have a bath") the thing is looked for by name first.
+  and after a light verb ("have a bath") the thing is looked for by name first. What serves the
+  activity's purpose ("for *dinner*", "have a *meal*") comes first: a use done at the thing whose
+  verb the purpose's definition names (``purpose_verbs``: a meal is "eaten", the table's "eat at"
+  before the chair's "sit on").
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -477,7 +486,7 @@ class FoundRule:
     def activity_form(self, phrase: str) -> str:
         """An activity whose verb is written inflected as the lexicon does not list it ("stored
         books", from "where do books get stored?") with the verb in its dictionary form ("store
-        books"); any other phrase as it is."""
+        books"), an -ing verb after the first too ("sit tying laces": tie); any other phrase as it is."""
         pw = words(phrase)
         if len(pw) < 2 or self.lexicon.names_a_thing(phrase) is not None or self.lexicon.names_a_thing(pw[0]):
             return phrase
