@@ -164,12 +164,29 @@ def test_ger_finds_what_only_embeddings_can(tmp_path):
     ("Where could I have a long soak?", "have long soak", []),
     ("Have you seen my mug?", "mug", []),                                 # "have" asking: no activity
     ("Where can I have it?", "", []),                                     # nothing after "have": as before
+    # round 8: a place named by what is done there, a passive of things in general, "while VERBing"
+    ("Where is a comfy spot to read a book?", "read book", []),            # the reading, not the book
+    ("Where is a good place to do paperwork?", "do paperwork", []),
+    ("Where do books get stored?", "stored books", []),                    # the storing of books
+    ("Where could I sit while tying my laces?", "sit tying laces", []),    # one activity, no time cue
+    ("Where are the books kept?", "books kept", []),                       # these books: where they are
+    ("Where is the lamp?", "lamp", []),
 ])
 def test_activity_questions_keep_their_verb_particles(question, target, relations):
     from vlkng_ros.core.ask.query import parse_offline
 
     pq = parse_offline(question)
     assert pq.target == target and [(r.predicate, r.ref) for r in pq.relations] == relations
+
+
+@pytest.mark.parametrize("question,cue", [
+    ("Where did I see the plant while passing the kitchen?", "when"),  # no activity: a time cue
+    ("Where can I sit while the kettle boils?", "when"),              # a clause of its own: a time cue
+])
+def test_while_is_a_time_cue_outside_an_activity(question, cue):
+    from vlkng_ros.core.ask.query import parse_offline
+
+    assert cue in [t.cue for t in parse_offline(question).time]
 
 
 @pytest.mark.parametrize("question,target,places", [

@@ -148,6 +148,17 @@ def test_a_name_written_with_of_is_found(tmp_path):
         mem.close()
 
 
+def test_a_verb_written_inflected_has_its_dictionary_form():
+    """Round 8 (issue 11): "where do books get *stored*" and "while *tying* my laces" name the
+    verbs store and tie; the verb lexicon lists irregular forms only, not "stored"."""
+    from vlkng_ros.core.lexicon import verb_base
+
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert [verb_base(lex, w) for w in ("stored", "tying", "kept", "stopped", "washed", "hung", "sit")] == \
+        ["store", "tie", "keep", "stop", "wash", "hang", "sit"]
+    assert verb_base(lex, "blorptangled") == "" and verb_base(NoLexicon(), "stored") == ""
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     mem = make_memory(tmp_path_factory.mktemp("lexhome"))

@@ -757,3 +757,26 @@ def make_lexicon(backend: str = "wordnet", wordnet_dir: str = "") -> Lexicon:
                 log.info("lexicon: WordNet nouns and verbs from %s", root)
         _LEXICONS[(backend, wordnet_dir)] = lexicon
         return lexicon
+
+
+VERB_ENDINGS = (("ied", "y"), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", ""), ("es", "e"), ("es", ""), ("s", ""))
+# WordNet's regular verb endings (its morphology's detachment rules), tried after its irregular forms
+
+
+def verb_base(lexicon: Lexicon, word: str) -> str:
+    """The dictionary form of a verb written inflected ("stored" -> "store", "tying" -> "tie",
+    "kept" -> "keep", "stopped" -> "stop"): its irregular forms (the verb lexicon's), then the
+    regular ``VERB_ENDINGS`` and a doubled last consonant; "" when no form is a verb it knows."""
+    w = word.lower().strip()
+    forms = [w]
+    for suffix, repl in VERB_ENDINGS:
+        if w.endswith(suffix) and len(w) > len(suffix) + 1:
+            stem = w[: -len(suffix)]
+            forms.append(stem + repl)
+            if not repl and len(stem) > 2 and stem[-1] == stem[-2]:
+                forms.append(stem[:-1])  # "stopped": stop
+    for form in forms:
+        related = lexicon.related_verbs(form)
+        if len(related) > 1:  # known: its dictionary form is the other name at full strength ("kept": keep)
+            return next((k for k, v in related.items() if v >= 1.0 and k != w), form)
+    return ""

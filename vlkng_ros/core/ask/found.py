@@ -61,10 +61,19 @@ than by a constant fit to one world:
   what the activity is for ("heat water for *tea*"), never read as what is acted on; a word after
   an object pronoun is a state ("keep me *dry*": no drying of hands); a use ending in "on" puts
   nothing *in* ("put flowers in": no counter); a thing the lexicon names as what is acted on
-  (a notebook, a book) is read, not sat at;
+  (a notebook, a book) is read, not sat at. With such a manner verb only a use done *at* the thing
+  serves (``PLACE_WORDS``: "work at", not the printer's "print documents" for "sit and write a
+  letter"); a question for a place ("a spot to read a book") or a passive ("where do books get
+  stored") is never served by the thing acted on; a verb written inflected is read in its
+  dictionary form (``activity_form``: "stored books" is "store books"); and one verb acting on
+  two different things ("store books", a shoe rack's "store shoes on") is no match unless the
+  things are alike;
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
-  and after a light verb ("have a bath") the thing is looked for by name first.
+  and after a light verb ("have a bath") the thing is looked for by name first. What serves the
+  activity's purpose ("for *dinner*", "have a *meal*") comes first: a use done at the thing whose
+  verb the purpose's definition names (``purpose_verbs``: a meal is "eaten", the table's "eat at"
+  before the chair's "sit on").
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -83,8 +92,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       is_kind_of, sibling_kinds)
-from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, singular, words
+                       is_kind_of, sibling_kinds, verb_base)
+from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular, words
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -134,13 +143,16 @@ ACTIVITY_MARGIN = 0.22  # an affordance serves an activity when their similarity
 # present found-right and absent false-found: no gate 0.84 / 0.79 and 0.59 / 0.29; 0.14: 0.84 / 0.79 and
 # 0.29 / 0.24; 0.18: 0.84 / 0.79 and 0.24 / 0.12; 0.22: 0.84 / 0.79 and 0.18 / 0.06; 0.26: 0.80 / 0.75 and
 # 0.18 / 0.06. Under it: a monitor's "display" for "shows the time" +0.21, a plant's "water" for "keep me dry" +0.16
-VERB_JOINERS = ("and", "or", "to")  # in a question, the word after one is a verb ("sit and *work*")
+VERB_JOINERS = ("and", "or", "to", "while")  # in a question, the word after one is a verb ("sit and
+# *work*", "sit while *tying* my laces")
 PURPOSE_MARKERS = ("for",)  # the things after one say what an activity is for, not what it acts on
 # ("heat water for *tea*": tea is not heated; "sit down for *dinner*")
 OBJECT_PRONOUNS = ("me", "you", "him", "her", "it", "us", "them")  # after a verb, the word after one
 # is a state the activity leaves it in, no verb of it ("keep me *dry*": nothing is dried)
 CONTAINMENT = ("in", "into", "inside")  # a use ending in one of these puts a thing inside another,
 SUPPORT = ("on", "onto", "upon")  # in one of these on top of it: "put flowers in" is no "put things on"
+PLACE_WORDS = (*CONTAINMENT, *SUPPORT, "at", "from", "by", "near")  # a use ending in one of these is
+# done at the thing ("work at", "watch TV from"); one without is what the thing does ("print documents")
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
@@ -360,13 +372,20 @@ class FoundRule:
         is acted on ("put my *cup*", "DROP *TABLE*"), or the lexicon names as what its purpose
         acts on (``purpose_clause`` of the question ``text``: a notebook, a kind of book, for "sit
         and read a *book*"; not the backpack of "where did I leave my *rucksack*", what is asked
-        for) does not serve it unless one of its affordances is the phrase's verb (or a related one)."""
+        for) does not serve it unless one of its affordances is the phrase's verb (or a related one),
+        and never when the question asks for a place to do it (``PLACE_FOR_RE``: "a spot to read a
+        *book*")."""
         pw = words(phrase)
-        things = [w for w in self.purpose_clause(_content(phrase), text)[1:] if self._thing_word(w)]
+        place = bool(PLACE_FOR_RE.search(text or ""))
+        clause = self.purpose_clause(_content(phrase), text)[1:] or (
+            _content(phrase)[1:] if place or PASSIVE_RE.match(text or "") else [])  # "books get stored"
+        things = [w for w in clause if self._thing_word(w)]
         acted_on = [lab for lab in _labels(node) if words(lab) and (
             words(lab)[-1] in pw[1:] or any(self.names(lab, w) for w in things))]
         if not acted_on or any(self.names(lab, phrase) for lab in acted_on):
             return True
+        if place:
+            return False  # "a comfy spot to read a book": a place for it, never the book read
         verbs = {pw[0], *self.lexicon.related_verbs(pw[0])}
         return any(words(a)[:1] and words(a)[0] in verbs for a in node.affordances)
 
@@ -415,7 +434,7 @@ class FoundRule:
         resting to sitting). [] when there is none."""
         tokens = words(text)
         manner = self.lexicon.related_verbs(act[0]) if act else {}
-        for verb in (singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS):
+        for verb in (self._verb_word(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS):
             if verb in act[1:] and verb not in manner:
                 rest = act[act.index(verb):]
                 if any(self._thing_word(w) for w in rest[1:]):
@@ -440,7 +459,7 @@ class FoundRule:
         if not act:
             return -1.0
         tokens = words(text)
-        verbs = {act[0], *(singular(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
+        verbs = {act[0], *(self._verb_word(w) for v, w in zip(tokens, tokens[1:]) if v in VERB_JOINERS + VERB_MARKERS)}
         states = {singular(w) for v, p, w in zip(tokens, tokens[1:], tokens[2:])
                   if p in OBJECT_PRONOUNS and singular(v) in verbs}
         purpose = self.purpose_clause(act, text)
@@ -462,6 +481,9 @@ class FoundRule:
                     return 1.0
                 best = max(best, self._act_stands_out(" ".join(purpose), aff))
                 continue
+            if purpose and words(aff)[-1] not in PLACE_WORDS and own[:1] != purpose[:1]:
+                continue  # "sit and write a letter": one sits at a thing to do it, and the printer's
+                # "print documents" is what the printer does, not where anyone sits
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
                 return 1.0
             if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states):
@@ -472,6 +494,11 @@ class FoundRule:
                 rest_own = " ".join(w for w in own if w not in shared)
                 if rest_act and rest_own:
                     best = max(best, self._act_stands_out(rest_act, rest_own))
+            elif shared == {act[0]} == set(own[:1]) and act[1:] and own[1:]:
+                # one verb, each acting on its own thing ("store books", a shoe rack's "store shoes
+                # on"): the verb alone says nothing of the use; the things must be alike too
+                if self.match(" ".join(act[1:]), [" ".join(own[1:])]) >= self.margin:
+                    best = max(best, self._act_stands_out(phrase, aff))
             elif own:
                 best = max(best, self._act_stands_out(phrase, aff))
         return best
@@ -493,6 +520,43 @@ class FoundRule:
             return True
         fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
         return fit is not None and fit[1] <= DEFINITION_ADMIT_STEPS
+
+    def activity_form(self, phrase: str) -> str:
+        """An activity whose verb is written inflected as the lexicon does not list it ("stored
+        books", from "where do books get stored?") with the verb in its dictionary form ("store
+        books"), an -ing verb after the first too ("sit tying laces": tie); any other phrase as it is."""
+        pw = words(phrase)
+        if len(pw) < 2 or self.lexicon.names_a_thing(phrase) is not None or self.lexicon.names_a_thing(pw[0]):
+            return phrase
+        rest = [self._verb_word(w) if w.endswith("ing") else w for w in pw[1:]]  # "sit tying laces": tie
+        if len(self.lexicon.related_verbs(pw[0])) > 1:
+            return " ".join([pw[0], *rest])
+        base = verb_base(self.lexicon, pw[0])
+        return " ".join([base, *rest]) if base else phrase
+
+    def _verb_word(self, word: str) -> str:
+        """A word as an activity phrase holds it: singular, and a verb's -ing form that names no
+        thing in its dictionary form ("tying": tie; "clothing" stays)."""
+        if word.endswith("ing") and not self.lexicon.names_a_thing(word):
+            return verb_base(self.lexicon, word) or word
+        return singular(word)
+
+    def purpose_verbs(self, phrase: str, text: str = "") -> set[str]:
+        """What the dictionary says an activity's purpose is done by: the things after "for"
+        ("sit down for *dinner*") or after a light verb ("have a *meal*"), the definitions of
+        their commonest sense and of what it is a kind of one step up ("meal": "the food served
+        and *eaten* at one time"), as verbs in their dictionary form. A thing whose use is one of
+        them done at it (``_place_for``: the table's "eat at") serves the purpose, a chair's "sit
+        on" only how it is done."""
+        pw = words(phrase)
+        things = _purpose_words(words(text)) or (
+            {w for w in pw[1:] if w not in PARTICLES} if pw[:1] and pw[0] in LIGHT_VERBS else set())
+        out: set[str] = set()
+        for thing in things:
+            for kind in self.lexicon.ancestors(thing, 1, 1):
+                for gloss in self.lexicon.glosses(kind, 1):
+                    out.update(verb_base(self.lexicon, w) for w in words(gloss) if w not in FUNCTION_WORDS)
+        return out - {""}
 
     def _thing_word(self, word: str) -> str:
         """The word as a thing's name ("hands": hand, not the "hands" that are workers), or ""."""
@@ -587,7 +651,8 @@ class FoundRule:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
                 above[i] = o
-            return above
+            verbs = self.purpose_verbs(pq.target, pq.text or "") if pq.target else set()
+            return sorted(above, key=lambda o: not _place_for(sub.objects[o], verbs))  # stable
         low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS
                and sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
         return sorted(low, key=lambda o: fit[o])[:1]
@@ -607,6 +672,9 @@ class FoundRule:
         For an activity every target kept by ``_candidates`` serves it: 1.0. After a light verb
         ("have a bath", "have a meal") the thing is looked for by name first (the bathtub), and
         only when nothing seen is it, among what is defined for it (the table)."""
+        target = self.activity_form(pq.target)
+        if target != pq.target:
+            pq = replace(pq, target=target)
         pw = words(pq.target)
         if len(pw) > 1 and pw[0] in LIGHT_VERBS:
             scores, named = self._scores(sub, replace(pq, target=" ".join(pw[1:])))
@@ -651,6 +719,11 @@ def _other_head(phrase: list[str], label: list[str]) -> bool:
 
 def _verb_forms(verb: str) -> set[str]:
     return {verb, verb + "s", verb + "es", verb + "ed", verb + "d", verb + "ing", verb[:-1] + "ing"}
+
+
+def _place_for(node, verbs: set[str]) -> bool:
+    """One of the thing's uses is one of ``verbs`` done at it ("eat at"; not an apple's "eat")."""
+    return any(w[0] in verbs and w[-1] in PLACE_WORDS for w in map(words, node.affordances) if len(w) > 1)
 
 
 def _purpose_words(tokens: list[str]) -> set[str]:

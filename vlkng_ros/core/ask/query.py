@@ -59,6 +59,17 @@ WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # "Where can I sit to put on my shoes?": a question for a place to DO something. Its words after
 # the subject are one activity ("put on", "work on" are verbs with particles, not relations).
 ACTIVITY_RE = re.compile(r"^\s*where\s+(?:can|could|should|would|might|do)\s+(?:i|we)\s+(.+)$", re.I)
+# "A comfy spot to *read a book*", "a good place to *do paperwork*": a place named only by what is
+# done there asks for the activity, not for a thing (the book)
+PLACE_FOR_RE = re.compile(r"\b(?:spot|place|somewhere|anywhere|space)\s+(?:to|where\s+(?:i|we|you)\s+(?:can|could))\s+(.+)$",
+                          re.I)
+# "Where do books get *stored*?", "where are coats hung?": a passive of things named without a
+# determiner (any books, not "the books") asks for the use (storing books), not for where they are
+PASSIVE_RE = re.compile(r"^\s*where\s+(?:(?:do|does|did|should|would|can|could|will|might)\s+(.+?)\s+(?:get|be)"
+                        r"|(?:are|is|were|was)\s+(.+?))\s+([a-z]+)\s*[?.!]*\s*$", re.I)
+PARTICIPLE_RE = re.compile(r"[a-z]+(?:ed|en|wn|ung|ept|ot|ut)$")  # regular and common irregular forms
+# (stored, hidden, thrown, hung, kept, got, put)
+SIMULTANEOUS = ("while",)  # in an activity question, "while *tying my laces*" is done at once: no time
 @dataclass
 class TimeCue:
     cue: str  # first | last | after | before | when
@@ -259,6 +270,10 @@ def parse_offline(question: str, known_places: Collection[str] = ()) -> ParsedQu
     if not pq.target and not pq.relations and not pq.places and not timed_place:
         pq.target = content_text(question)
     activity = ACTIVITY_RE.match(question)
+    if activity and pq.time and _simultaneous(words(activity.group(1))):
+        pq.time = []  # "where could I sit while tying my laces": one activity, no time cue
+    if not activity and pq.target:
+        _use_phrasing(pq, question)
     if activity and not pq.time:
         verb = next(iter(words(activity.group(1))), "")
         if verb and (verb not in FUNCTION_WORDS or verb in LIGHT_VERBS):  # "where can I find/see X" asks for X
@@ -274,6 +289,36 @@ def parse_offline(question: str, known_places: Collection[str] = ()) -> ParsedQu
                    if e]
     pq.entities = list(dict.fromkeys(pq.entities))
     return pq
+
+
+def _simultaneous(tokens: list[str]) -> bool:
+    """An activity's words with one ``SIMULTANEOUS`` word, followed by a verb in -ing ("sit while
+    *tying*"), and no other time cue: the two are one activity."""
+    cues = [i for i, t in enumerate(tokens) if t in TIME_CUES]
+    return (len(cues) == 1 and tokens[cues[0]] in SIMULTANEOUS and cues[0] + 1 < len(tokens)
+            and tokens[cues[0] + 1].endswith("ing") and cues[0] > 0)
+
+
+def _use_phrasing(pq: ParsedQuery, question: str) -> None:
+    """A question that names a use by its phrasing, not a thing: a place for doing something
+    (``PLACE_FOR_RE``: "a comfy spot to read a book" -> "read book", "a good place to do
+    paperwork" -> "do paperwork") or a passive of things without a determiner (``PASSIVE_RE``:
+    "where do books get stored" -> "stored books"). The verb stays first (as the activity's)."""
+    toks: list[str] = []
+    place = PLACE_FOR_RE.search(question)
+    passive = PASSIVE_RE.match(question)
+    if place:
+        rest = words(place.group(1))
+        if rest and rest[0] not in SUBJECTS and (rest[0] not in FUNCTION_WORDS or rest[0] in LIGHT_VERBS + ("do",)):
+            toks = rest[:1] + _phrase(rest[1:])[0].split()
+    elif passive:
+        things = words(passive.group(1) or passive.group(2) or "")
+        verb = passive.group(3).lower()
+        if (things and things[0] not in FUNCTION_WORDS and verb not in FUNCTION_WORDS
+                and (passive.group(1) or PARTICIPLE_RE.fullmatch(verb))):
+            toks = [verb] + _phrase(things)[0].split()
+    if len(toks) > 1 and not pq.relations and not pq.time:
+        pq.target, pq.attributes = " ".join(toks), []
 
 
 DECOMPOSE_SCHEMA: dict[str, Any] = {
