@@ -137,13 +137,16 @@ def test_a_name_written_with_of_is_found(tmp_path):
     mem = make_memory(tmp_path)
     add_objects(mem, [
         {"id": "o-dresser", "label": "dresser", "description": "a gray wooden dresser", "position": (1.0, 1.0),
-         "seen": [5, 6, 7], "affordances": ["store clothes in"]},
+         "seen": [5, 6, 7], "affordances": ["store clothes in"], "place": "bedroom"},
         {"id": "o-wardrobe", "label": "wardrobe", "description": "a white wardrobe", "position": (4.0, 1.0),
          "seen": [10, 11, 12], "affordances": ["hang clothes in"]},
     ])
     try:
         res = AskEngine(mem, mem.cfg).ask(AskRequest("Where is the gray chest of drawers?"))
         assert res.found and res.target_object_id == "o-dresser" and res.goal is not None
+        # the room question searches for its subject in the singular: the chest, not "drawer"
+        res = AskEngine(mem, mem.cfg).ask(AskRequest("Tell me the room the gray chest of drawers is in."))
+        assert res.found and res.target_object_id == "o-dresser" and res.value.text == "bedroom"
     finally:
         mem.close()
 

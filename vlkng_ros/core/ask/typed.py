@@ -68,12 +68,14 @@ def _search(engine: "AskEngine", text: str, top_k: int, mode: str) -> tuple[AskR
 
 def _where(subject: str, place: str = "") -> str:
     """The object search for a thing asked about, its head noun singular ("how many cushions"
-    looks for a cushion: a plural must not make the sofa they lie on the better match)."""
+    looks for a cushion: a plural must not make the sofa they lie on the better match; the head of
+    "chests of drawers" is the chest)."""
     from .query import singular
 
     head = subject.split()
     if head:
-        head[-1] = singular(head[-1])
+        at = head.index("of") - 1 if "of" in head[1:] else len(head) - 1  # "chests of drawers": the chest
+        head[at] = singular(head[at])
     return f"Where is the {' '.join(head)}" + (f" in the {place}" if place else "") + "?"
 
 
