@@ -1034,11 +1034,13 @@ reading_memory = _memory_fixture("act9", _things(
     ("o-armchair", "armchair", "a green fabric armchair", ["sit on", "read in"], (3.5, 1.5), [4, 5]),
     ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (6.0, 1.0), [6, 7]),
     ("o-kettle", "kettle", "a red metal kettle", ["boil water", "make tea"], (8.0, 2.0), [8, 9]),
+    ("o-desk", "desk", "a white wooden desk", ["work at", "put things on"], (9.0, 4.0), [10]),
 ))
 
 
 @pytest.mark.parametrize("question,expected", [
     ("Where is a comfy spot to read a book?", "o-armchair"),  # one reads IN it, BY the lamp
+    ("Where is a good place to do paperwork?", "o-desk"),     # paperwork: "work that involves ...": work at
     ("Where can I read by some light?", "o-lamp"),            # guard: asks for what one reads by
     ("Where can I sit and read?", "o-armchair"),              # guard
 ])

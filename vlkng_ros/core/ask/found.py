@@ -529,7 +529,13 @@ class FoundRule:
         beside it or by means of it (the lamp's "read by")? What a question for a place to do it
         (``PLACE_FOR_RE``: "a comfy spot to read a book") asks for first."""
         uses = [a for a in node.affordances if words(a) and words(a)[-1] in POSITION_WORDS]
-        return bool(uses) and self.affordance_match(phrase, uses, text) >= ACTIVITY_MARGIN
+        if not uses:
+            return False
+        if self.affordance_match(phrase, uses, text) >= ACTIVITY_MARGIN:
+            return True
+        pw = words(phrase)  # "do paperwork": "work that involves handling papers", the desk's "work at"
+        verbs = self.purpose_verbs(" ".join(["have", *pw[1:]]), text) if pw[:1] == ["do"] else set()
+        return any(words(a)[0] in verbs for a in uses)
 
     def activity_form(self, phrase: str) -> str:
         """An activity whose verb is written inflected as the lexicon does not list it ("stored
@@ -648,19 +654,21 @@ class FoundRule:
         closely (``DEFINITION_ADMIT_STEPS``): the rule's own judgement over the fused relevance.
         "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
         steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
-        serving = [o for o in sub.targets() if o in sub.objects
-                   and (not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
-                                          and self.activity_evidence(pq.target, sub.objects[o], pq.text or "")))]
+        targets = [o for o in sub.targets() if o in sub.objects]
+        serving = [o for o in targets if not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
+                                                           and self.activity_evidence(pq.target, sub.objects[o], pq.text or ""))]
+        within = set()
+        if pq.target and PLACE_FOR_RE.search(pq.text or ""):  # "a spot to read": what one reads in or at
+            within = {o for o in targets if self.done_within(pq.target, sub.objects[o], pq.text or "")
+                      and self.serves(pq.target, sub.objects[o], pq.text or "")}
+            serving = [o for o in targets if o in serving or o in within]
         fit = {}
         for o in serving if pq.target else []:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
             if key is not None:
                 fit[o] = key
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
-        within = set()
-        if pq.target and PLACE_FOR_RE.search(pq.text or ""):
-            within = {o for o in serving if self.done_within(pq.target, sub.objects[o], pq.text or "")}
-            if not within & set(above):  # "a spot to read": the armchair one reads in, below the floor
+        if within and not within & set(above):  # the armchair one reads in, below the floor
                 above += [o for o in serving if o in within and (o in fit or not defined_only)
                           and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
         if above:
