@@ -73,7 +73,10 @@ than by a constant fit to one world:
   and after a light verb ("have a bath") the thing is looked for by name first. What serves the
   activity's purpose ("for *dinner*", "have a *meal*") comes first: a use done at the thing whose
   verb the purpose's definition names (``purpose_verbs``: a meal is "eaten", the table's "eat at"
-  before the chair's "sit on").
+  before the chair's "sit on"). A question for a place to do it ("a comfy spot to read a book")
+  first takes a thing one does it in, on or at (``done_within``: the armchair's "read in", not the
+  lamp's "read by"), one just below the relevance floor when none above it is one; "do X" there is
+  read by what X's definition names ("paperwork": "work ...", the desk's "work at").
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -533,8 +536,9 @@ class FoundRule:
             return False
         if self.affordance_match(phrase, uses, text) >= ACTIVITY_MARGIN:
             return True
-        pw = words(phrase)  # "do paperwork": "work that involves handling papers", the desk's "work at"
-        verbs = self.purpose_verbs(" ".join(["have", *pw[1:]]), text) if pw[:1] == ["do"] else set()
+        pw = words(phrase)  # "do paperwork" names its purpose as a light verb does ("have a meal"):
+        # "work that involves handling papers", the desk's "work at"
+        verbs = self.purpose_verbs(" ".join([LIGHT_VERBS[0], *pw[1:]]), text) if pw[:1] == ["do"] else set()
         return any(words(a)[0] in verbs for a in uses)
 
     def activity_form(self, phrase: str) -> str:
