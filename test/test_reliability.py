@@ -1026,3 +1026,28 @@ def test_a_kind_of_the_label_a_few_steps_down_is_found(kinds_memory, question, e
 ])
 def test_a_thing_a_label_names_only_rarely_or_by_its_head_alone_stays_not_seen(kinds_memory, question):
     _assert_not_seen(kinds_memory, question)
+
+
+# round 9: a place to do something is where one is while doing it, not what one does it by
+reading_memory = _memory_fixture("act9", _things(
+    ("o-lamp", "lamp", "a brass reading lamp for reading books", ["read by", "give light"], (3.0, 1.0), [1, 2, 3, 4, 5]),
+    ("o-armchair", "armchair", "a green fabric armchair", ["sit on", "read in"], (3.5, 1.5), [4, 5]),
+    ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (6.0, 1.0), [6, 7]),
+    ("o-kettle", "kettle", "a red metal kettle", ["boil water", "make tea"], (8.0, 2.0), [8, 9]),
+    ("o-desk", "desk", "a white wooden desk", ["work at", "put things on"], (9.0, 4.0), [10]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where is a comfy spot to read a book?", "o-armchair"),  # one reads IN it, BY the lamp
+    ("Where is a good place to do paperwork?", "o-desk"),     # paperwork: "work that involves ...": work at
+    ("Where can I read by some light?", "o-lamp"),            # guard: asks for what one reads by
+    ("Where can I sit and read?", "o-armchair"),              # guard
+])
+def test_a_place_to_do_something_is_where_one_does_it(reading_memory, question, expected):
+    """Issues 11/17: e86afd2 sent "a comfy spot to read a book" to the lamp ("read by"), which the
+    retrieval ranked above the armchair ("read in")."""
+    res = _ask_home(reading_memory, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id == expected, (question, res.target_object_id, res.answer)
+    assert res.goal is not None

@@ -73,7 +73,10 @@ than by a constant fit to one world:
   and after a light verb ("have a bath") the thing is looked for by name first. What serves the
   activity's purpose ("for *dinner*", "have a *meal*") comes first: a use done at the thing whose
   verb the purpose's definition names (``purpose_verbs``: a meal is "eaten", the table's "eat at"
-  before the chair's "sit on").
+  before the chair's "sit on"). A question for a place to do it ("a comfy spot to read a book")
+  first takes a thing one does it in, on or at (``done_within``: the armchair's "read in", not the
+  lamp's "read by"), one just below the relevance floor when none above it is one; "do X" there is
+  read by what X's definition names ("paperwork": "work ...", the desk's "work at").
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -151,8 +154,10 @@ OBJECT_PRONOUNS = ("me", "you", "him", "her", "it", "us", "them")  # after a ver
 # is a state the activity leaves it in, no verb of it ("keep me *dry*": nothing is dried)
 CONTAINMENT = ("in", "into", "inside")  # a use ending in one of these puts a thing inside another,
 SUPPORT = ("on", "onto", "upon")  # in one of these on top of it: "put flowers in" is no "put things on"
-PLACE_WORDS = (*CONTAINMENT, *SUPPORT, "at", "from", "by", "near")  # a use ending in one of these is
-# done at the thing ("work at", "watch TV from"); one without is what the thing does ("print documents")
+POSITION_WORDS = (*CONTAINMENT, *SUPPORT, "at", "from")  # a use ending in one of these is done where
+# one is: in, on or at the thing ("read in", "watch TV from"); "by" or "near" it is only beside it
+PLACE_WORDS = (*POSITION_WORDS, "by", "near")  # a use ending in one of these is done at the thing ("work
+# at", "read by"); one without is what the thing does ("print documents")
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
@@ -521,6 +526,21 @@ class FoundRule:
         fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
         return fit is not None and fit[1] <= DEFINITION_ADMIT_STEPS
 
+    def done_within(self, phrase: str, node, text: str = "") -> bool:
+        """Is the activity ``phrase`` done in, on or at the thing ``node`` (one of its uses ending in
+        ``POSITION_WORDS`` serves it: the armchair's "read in"), where one is while doing it, not
+        beside it or by means of it (the lamp's "read by")? What a question for a place to do it
+        (``PLACE_FOR_RE``: "a comfy spot to read a book") asks for first."""
+        uses = [a for a in node.affordances if words(a) and words(a)[-1] in POSITION_WORDS]
+        if not uses:
+            return False
+        if self.affordance_match(phrase, uses, text) >= ACTIVITY_MARGIN:
+            return True
+        pw = words(phrase)  # "do paperwork" names its purpose as a light verb does ("have a meal"):
+        # "work that involves handling papers", the desk's "work at"
+        verbs = self.purpose_verbs(" ".join([LIGHT_VERBS[0], *pw[1:]]), text) if pw[:1] == ["do"] else set()
+        return any(words(a)[0] in verbs for a in uses)
+
     def activity_form(self, phrase: str) -> str:
         """An activity whose verb is written inflected as the lexicon does not list it ("stored
         books", from "where do books get stored?") with the verb in its dictionary form ("store
@@ -638,21 +658,29 @@ class FoundRule:
         closely (``DEFINITION_ADMIT_STEPS``): the rule's own judgement over the fused relevance.
         "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
         steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
-        serving = [o for o in sub.targets() if o in sub.objects
-                   and (not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
-                                          and self.activity_evidence(pq.target, sub.objects[o], pq.text or "")))]
+        targets = [o for o in sub.targets() if o in sub.objects]
+        serving = [o for o in targets if not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
+                                                           and self.activity_evidence(pq.target, sub.objects[o], pq.text or ""))]
+        within = set()
+        if pq.target and PLACE_FOR_RE.search(pq.text or ""):  # "a spot to read": what one reads in or at
+            within = {o for o in targets if self.done_within(pq.target, sub.objects[o], pq.text or "")
+                      and self.serves(pq.target, sub.objects[o], pq.text or "")}
+            serving = [o for o in targets if o in serving or o in within]
         fit = {}
         for o in serving if pq.target else []:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
             if key is not None:
                 fit[o] = key
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
+        if within and not within & set(above):  # the armchair one reads in, below the floor
+                above += [o for o in serving if o in within and (o in fit or not defined_only)
+                          and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
                 above[i] = o
             verbs = self.purpose_verbs(pq.target, pq.text or "") if pq.target else set()
-            return sorted(above, key=lambda o: not _place_for(sub.objects[o], verbs))  # stable
+            return sorted(above, key=lambda o: (o not in within, not _place_for(sub.objects[o], verbs)))  # stable
         low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS
                and sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
         return sorted(low, key=lambda o: fit[o])[:1]
