@@ -673,8 +673,8 @@ class FoundRule:
                 fit[o] = key
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
         if within and not within & set(above):  # the armchair one reads in, below the floor
-                above += [o for o in serving if o in within and (o in fit or not defined_only)
-                          and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
+            above += [o for o in serving if o in within and (o in fit or not defined_only)
+                      and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
