@@ -659,12 +659,13 @@ class FoundRule:
         "Put away my jacket" is left to the floor: the wardrobe's "storage space for clothes" is 5
         steps from a jacket, as far as a bag's "items" (parts) from "wash my hands"."""
         targets = [o for o in sub.targets() if o in sub.objects]
-        serving = [o for o in targets if not pq.target or (self.serves(pq.target, sub.objects[o], pq.text or "")
-                                                           and self.activity_evidence(pq.target, sub.objects[o], pq.text or ""))]
+        text = pq.text or ""
+        served = {o for o in targets if self.serves(pq.target, sub.objects[o], text)} if pq.target else set(targets)
+        serving = [o for o in targets if not pq.target or (o in served
+                                                           and self.activity_evidence(pq.target, sub.objects[o], text))]
         within = set()
-        if pq.target and PLACE_FOR_RE.search(pq.text or ""):  # "a spot to read": what one reads in or at
-            within = {o for o in targets if self.done_within(pq.target, sub.objects[o], pq.text or "")
-                      and self.serves(pq.target, sub.objects[o], pq.text or "")}
+        if pq.target and PLACE_FOR_RE.search(text):  # "a spot to read": what one reads in or at
+            within = {o for o in served if self.done_within(pq.target, sub.objects[o], text)}
             serving = [o for o in targets if o in serving or o in within]
         fit = {}
         for o in serving if pq.target else []:
@@ -679,7 +680,7 @@ class FoundRule:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
                 above[i] = o
-            verbs = self.purpose_verbs(pq.target, pq.text or "") if pq.target else set()
+            verbs = self.purpose_verbs(pq.target, text) if pq.target else set()
             return sorted(above, key=lambda o: (o not in within, not _place_for(sub.objects[o], verbs)))  # stable
         low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS
                and sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
