@@ -77,6 +77,15 @@ def test_the_question_says_what_kind_of_answer_it_wants(question, kind, fields):
         assert getattr(tq, k) == v, (k, tq)
 
 
+def test_a_count_in_a_place_the_memory_knows_is_scoped_to_that_place():
+    # the memory's own places (a keyframe place "conservatory") and a modified room ("guest
+    # bedroom") are places, as in object search, not a relation to a thing called so
+    tq = classify("How many plants are in the conservatory?", {"conservatory"})
+    assert (tq.kind, tq.subject, tq.place, tq.scope_ref) == ("count", "plants", "conservatory", "")
+    assert classify("How many chairs are in the guest bedroom?").place == "bedroom"
+    assert classify("How many plants are in the conservatory?").scope_ref == "conservatory"
+
+
 def test_count_is_distinct_objects_in_scope_with_the_objects_as_evidence(engine):
     res = ask(engine, "How many chairs are around the dining table?")
     # eight around the table; the office chair in the bedroom is not around it, and the

@@ -10,6 +10,7 @@ existing engine (``kind == ""``).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .query import PLACES, RELATION_PREDICATES, place_name, words
@@ -120,9 +121,10 @@ def _clean(phrase: str) -> str:
     return p
 
 
-def _split_scope(phrase: str) -> tuple[str, str, str, str]:
+def _split_scope(phrase: str, known_places: Collection[str] = ()) -> tuple[str, str, str, str]:
     """'chairs around the dining table' -> ('chairs', 'around', 'dining table', '');
-    'mugs in the kitchen' -> ('mugs', '', '', 'kitchen')."""
+    'mugs in the kitchen' -> ('mugs', '', '', 'kitchen'): a place by ``query.place_name`` (the
+    memory's ``known_places`` included), "in the guest bedroom" -> 'bedroom'."""
     toks = phrase.split()
     for i in range(1, len(toks)):
         for pred in SCOPE_PREDICATES:
@@ -134,8 +136,9 @@ def _split_scope(phrase: str) -> tuple[str, str, str, str]:
                     continue
                 if ref in WHOLE_TOUR:  # "in the house", "in this home": the whole walk
                     return _clean(head), "", "", ""
-                if ref in PLACES or ref.endswith(" room") or pred in ("in", "inside") and ref.split()[-1] in PLACES:
-                    return _clean(head), "", "", ref
+                place = place_name(ref, known_places)
+                if place:
+                    return _clean(head), "", "", place
                 return _clean(head), pred, ref, ""
     return _clean(phrase), "", "", ""
 
@@ -183,7 +186,7 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
         noun = _SEEN_CLAUSE.sub("", m.group("noun"))
         rest = _SUBJECT_VERB.sub("", (m.groupdict().get("rest") or "").strip())
         # "how many chairs around the table are there": the scope may sit in the noun phrase
-        subject, pred, ref, place = _split_scope(_clean(noun) + (" " + rest if rest else ""))
+        subject, pred, ref, place = _split_scope(_clean(noun) + (" " + rest if rest else ""), places)
         subject = _clean(subject.split(" did ")[0])
         if subject and not NOT_A_THING.search(subject) and "colo" not in subject:
             return TypedQuestion(COUNT, subject=subject, scope_predicate=pred, scope_ref=ref, place=place)
