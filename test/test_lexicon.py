@@ -497,3 +497,4 @@ def test_installed_wordnet_things_for_one_use():
     assert purpose_words("framework for holding objects") == {"holding", "object"}
     assert purpose_words("a flexible container with a single opening") == frozenset()
     assert purpose_words("a device for a particular purpose") == frozenset()
+    assert purpose_words("a long seat for more than one person") == frozenset()  # how many, no use

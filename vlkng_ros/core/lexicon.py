@@ -210,14 +210,15 @@ def sibling_kinds(lexicon: Lexicon, a: str, b: str) -> bool:
 
 
 def purpose_words(gloss: str) -> frozenset[str]:
-    """What a definition says its thing is for: the words after its first "for", articles and
-    prepositions left out, in ``definition_word`` form ("framework for holding objects": holding,
-    object). Empty without a "for"."""
+    """What a definition says its thing is used for: the words after its first "for" when a verb
+    in -ing follows ("framework for *holding* objects": holding, object), articles and prepositions
+    left out, in ``definition_word`` form. Empty otherwise: "a seat for more than one person" says
+    how many, "for a particular purpose" nothing."""
     toks = GLOSS_WORD.findall(gloss.lower())
     if "for" not in toks:
         return frozenset()
-    out = frozenset(definition_word(w) for w in toks[toks.index("for") + 1:] if w not in PURPOSE_FILLER)
-    return frozenset() if "purpose" in out else out  # "for a particular purpose" names none
+    rest = [w for w in toks[toks.index("for") + 1:] if w not in PURPOSE_FILLER]
+    return frozenset(definition_word(w) for w in rest) if rest and rest[0].endswith("ing") else frozenset()
 
 
 def same_purpose(lexicon: Lexicon, a: str, b: str, senses: int = DEFINED_ALIKE_SENSES) -> bool:

@@ -309,15 +309,18 @@ class FoundRule:
 
     def _not_its_head(self, phrase: str, label: str) -> bool:
         """A compound the lexicon knows, and a label ending in its head noun, when none of the
-        compound's common senses is a kind of that head (``ancestors``): a "waste basket" is a
-        container (WordNet's wastebasket), a "trash can" a bin, so a thing seen as "basket" or
-        "can" is another thing; a "coffee table" is a table."""
+        compound's common senses is a kind of that head up to ``HEAD_KIND_DEPTH`` steps
+        (``Lexicon.ancestors``) and its definitions do not name the head: a "waste basket" is
+        "a container with an open top" (WordNet's wastebasket), a "trash can" a bin, so a thing seen
+        as "basket" or "can" is another thing; a "coffee table" is a table, a "notebook computer"
+        a computer four steps up, a "TV set" a receiving set, a "bath mat" "a heavy towel or *mat*"."""
         pw, lw = words(phrase), words(label)
         if len(pw) < 2 or not lw or lw[-1] != pw[-1] or lw == pw or self.lexicon.names_a_thing(phrase) is None:
             return False
         head = pw[-1]
-        kinds = self.lexicon.ancestors(phrase)
-        return head not in kinds and self.lexicon.base_form(head) not in kinds
+        if {head, self.lexicon.base_form(head)} & set(self.lexicon.ancestors(phrase, HEAD_KIND_DEPTH)):
+            return False
+        return definition_word(head) not in definition_words(" ".join(self.lexicon.glosses(phrase, GLOSS_SENSES)))
 
     def _narrower_kind(self, phrase: str, label: str) -> bool:
         """Is the thing ``phrase`` names a kind of the label, a few steps up (``ANCESTOR_DEPTH``) and
@@ -780,6 +783,8 @@ class FoundRule:
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
+HEAD_KIND_DEPTH = 8  # steps up from a known compound to its head noun ("notebook computer": portable, personal,
+# digital computer, computer: 4); beyond it the compound is read as no kind of its head
 MIN_PART = 3  # letters of each part of a closed compound read apart ("shoe|shelf"; not "shoes|helf")
 
 
