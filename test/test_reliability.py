@@ -640,6 +640,26 @@ def test_a_named_thing_of_another_colour_is_not_the_one_asked_for(colour_memory,
     _assert_found(colour_memory, question, expected)
 
 
+# a wooden lamp, and a metal one the detector called a "light"; a steel kettle and a plastic one
+material_memory = _memory_fixture("material", [
+    {"id": "o-lamp", "label": "lamp", "description": "a medium brown wooden lamp", "attributes": {"material": "wood"},
+     "affordances": ["give light"], "position": (8.0, 7.1), "seen": [1, 2, 3]},
+    {"id": "o-light", "label": "light", "description": "a medium brown metal light", "attributes": {"material": "metal"},
+     "affordances": ["give light"], "position": (10.2, -3.1), "seen": [30, 31]},
+])
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where is the metal lamp?", "o-light"), ("Where is the metallic lamp?", "o-light"),
+    ("Where is the steel lamp?", "o-light"),  # steel is a metal
+    ("Where is the wooden lamp?", "o-lamp"), ("Where is the lamp?", "o-lamp"),
+])
+def test_a_named_thing_of_another_material_is_not_the_one_asked_for(material_memory, question, expected):
+    """"The metal lamp": the lamp the label names is wooden, the metal one was seen as a "light";
+    as for colours, the one seen in the material asked for comes first."""
+    _assert_found(material_memory, question, expected)
+
+
 # a lamp seen in the bedroom and hallway, and one the detector called a "light" in the office
 place_memory = _memory_fixture("place", [
     {"id": "o-lamp", "label": "lamp", "description": "a medium white metal lamp", "attributes": {"color": "white"},

@@ -96,7 +96,8 @@ import numpy as np
 
 from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
                        is_kind_of, same_purpose, sibling_kinds, verb_base)
-from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular, words
+from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
+                    words)
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -783,6 +784,8 @@ class FoundRule:
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
+MATERIAL_NOUNS = {"wooden": "wood", "metallic": "metal", "steel": "metal"}  # a material said as an adjective, or
+# as the metal it is ("the steel kettle" is the one seen as "metal")
 HEAD_KIND_DEPTH = 8  # steps up from a known compound to its head noun ("notebook computer": portable, personal,
 # digital computer, computer: 4); beyond it the compound is read as no kind of its head
 MIN_PART = 3  # letters of each part of a closed compound read apart ("shoe|shelf"; not "shoes|helf")
@@ -834,16 +837,23 @@ def _colours(text: str) -> set[str]:
     return {"gray" if w == "grey" else w for w in words(text) if w in COLORS}
 
 
+def _materials(text: str) -> set[str]:
+    """The material words of ``text`` (``query.MATERIALS``), an adjective as its noun ("wooden": wood)."""
+    return {MATERIAL_NOUNS.get(w, w) for w in words(text) if w in MATERIALS}
+
+
 def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
-    """The question names a colour or a kind of place and the object was seen only in another
-    colour or is in another kind of place ("the black lamp": a white lamp is a lamp, but not the
-    one asked for when a black light was seen too; "the plant in the kitchen": not the plant in
+    """The question names a colour, a material or a kind of place and the object was seen only in
+    another colour or material or is in another kind of place ("the black lamp": a white lamp is a
+    lamp, but not the one asked for when a black light was seen too; "the metal lamp": not a wooden
+    one; "the plant in the kitchen": not the plant in
     the hallway that was seen through the kitchen door). ``room``: the kind of place the object
     is in (``TourIndex.main_place``, via ``Subgraph.rooms``); else the build-time one."""
-    asked = _colours(" ".join(pq.attributes))
-    seen = _colours(str(node.attributes.get("color", ""))) or _colours(node.description)
-    if asked and seen and not asked & seen:
-        return True
+    for kind, read in (("color", _colours), ("material", _materials)):
+        asked = read(" ".join(pq.attributes))
+        seen = read(str(node.attributes.get(kind, ""))) or read(node.description)
+        if asked and seen and not asked & seen:
+            return True
     if room is None:
         from ..present import main_place
 
