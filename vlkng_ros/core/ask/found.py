@@ -28,7 +28,11 @@ than by a constant fit to one world:
   lacks is read by its head: a houseplant is a "potted plant"), and one a two-word compound the
   lexicon lacks names by its head when the dictionary describes the label with the compound's
   modifier (``_head_described``: "water boiler", a kettle: its kind the teakettle is "for boiling
-  water");
+  water"). A compound sharing its modifier with a label names it when the dictionary defines both
+  heads for one use (``_parts_match``, ``lexicon.same_purpose``: "shoe shelf", a shoe rack; rack and
+  shelf both "for holding objects"), and a closed compound the lexicon lacks is read apart
+  ("wineshelf": wine shelf). A compound the lexicon knows as no kind of its head noun is not a
+  thing seen under that head (``_not_its_head``: a "waste basket" is a container, not the basket);
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
