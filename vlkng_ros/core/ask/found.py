@@ -782,7 +782,7 @@ class FoundRule:
         if not named:
             return list(scores)
         # an object a label names comes before one only similar to it, and either comes before one
-        # seen in another colour or place than the one asked for (retrieval order otherwise)
+        # seen in another colour, material or place than the one asked for (retrieval order otherwise)
         return sorted((o for o in scores if scores[o] >= self.margin),
                       key=lambda o: (_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
 
