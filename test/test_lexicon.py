@@ -482,3 +482,19 @@ def test_installed_wordnet_kind_definitions_without_kinds():
     own = lex.kind_definitions("free weight", 1, with_kinds=False)
     assert len(own) == 1 and own[0].endswith("by use of the hands and arms")
     assert len(lex.kind_definitions("free weight", 1)) > 1
+
+
+def test_installed_wordnet_things_for_one_use():
+    """Two things the dictionary defines as for one use, in two words or more and no other: a rack
+    is a "framework for holding objects", a shelf "a support ... for holding objects"; a bag and a
+    basket say no use, a bookcase is "for storing books", and "for a particular purpose" is none."""
+    from vlkng_ros.core.lexicon import purpose_words, same_purpose
+
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert same_purpose(lex, "rack", "shelf") and same_purpose(lex, "shelf", "rack")
+    assert not same_purpose(lex, "bag", "basket") and not same_purpose(lex, "bookcase", "shelf")
+    assert not same_purpose(lex, "box", "dispenser") and not same_purpose(NoLexicon(), "rack", "shelf")
+    assert purpose_words("framework for holding objects") == {"holding", "object"}
+    assert purpose_words("a flexible container with a single opening") == frozenset()
+    assert purpose_words("a device for a particular purpose") == frozenset()
+    assert purpose_words("a long seat for more than one person") == frozenset()  # how many, no use

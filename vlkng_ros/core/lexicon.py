@@ -60,6 +60,10 @@ DEFINED_ALIKE_MIN = 2  # distinctive words two definitions must share to describ
 # words used in up to 500 definitions; one alone is chance ("collapsible": an ironing board's supports)
 DEFINED_ALIKE_SENSES = 2  # a label's definitions compared: its two most common senses
 GLOSS_WORD = re.compile(r"[a-z]+")
+PURPOSE_FILLER = frozenset(("a", "an", "the", "of", "or", "and", "to", "in", "on", "at", "with", "by", "as", "that",
+                            "which", "its", "their", "one", "some", "other"))  # no part of what a thing is for
+SAME_PURPOSE_MIN = 2  # words of a definition's purpose two things must share in full (``same_purpose``):
+# one alone is a field ("for *food*": 22 first-sense noun definitions, "for *cooking*" 8), two are a use
 HYPERNYM_POINTERS = ("@", "@i")
 HYPONYM_POINTERS = ("~", "~i")
 
@@ -203,6 +207,31 @@ def sibling_kinds(lexicon: Lexicon, a: str, b: str) -> bool:
         return {k for k, steps in lexicon.ancestors(term, 1, MAX_SENSES).items() if steps == 1}
 
     return bool(up(a) & up(b))
+
+
+def purpose_words(gloss: str) -> frozenset[str]:
+    """What a definition says its thing is used for: the words after its first "for" when a verb
+    in -ing follows ("framework for *holding* objects": holding, object), articles and prepositions
+    left out, in ``definition_word`` form. Empty otherwise: "a seat for more than one person" says
+    how many, "for a particular purpose" nothing."""
+    toks = GLOSS_WORD.findall(gloss.lower())
+    if "for" not in toks:
+        return frozenset()
+    rest = [w for w in toks[toks.index("for") + 1:] if w not in PURPOSE_FILLER]
+    return frozenset(definition_word(w) for w in rest) if rest and rest[0].endswith("ing") else frozenset()
+
+
+def same_purpose(lexicon: Lexicon, a: str, b: str, senses: int = DEFINED_ALIKE_SENSES) -> bool:
+    """Does the dictionary define ``a`` (its commonest sense that is a thing) and ``b`` (one of its
+    ``senses`` commonest) as for the same thing, in at least ``SAME_PURPOSE_MIN`` words and no
+    other? A rack is a "framework for holding objects", a shelf "a support ... for holding
+    objects": two names of one use, whatever their genus (no other first-sense noun definition of
+    WordNet 3.0 gives that purpose; a dishpan, a dishrag and a dishwasher are "for washing
+    dishes"). A bag and a basket (no purpose given) or a bookcase ("for storing books") and a
+    shelf are not."""
+    mine = [purpose_words(g) for g in lexicon.glosses(a, 1, things_only=True)]
+    theirs = {purpose_words(g) for g in lexicon.glosses(b, senses, things_only=True)}
+    return any(len(p) >= SAME_PURPOSE_MIN and p in theirs for p in mine)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,11 @@ than by a constant fit to one world:
   lacks is read by its head: a houseplant is a "potted plant"), and one a two-word compound the
   lexicon lacks names by its head when the dictionary describes the label with the compound's
   modifier (``_head_described``: "water boiler", a kettle: its kind the teakettle is "for boiling
-  water");
+  water"). A compound sharing its modifier with a label names it when the dictionary defines both
+  heads for one use (``_parts_match``, ``lexicon.same_purpose``: "shoe shelf", a shoe rack; rack and
+  shelf both "for holding objects"), and a closed compound the lexicon lacks is read apart
+  ("wineshelf": wine shelf). A compound the lexicon knows as no kind of its head noun is not a
+  thing seen under that head (``_not_its_head``: a "waste basket" is a container, not the basket);
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -95,8 +99,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       is_kind_of, sibling_kinds, verb_base)
-from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular, words
+                       is_kind_of, same_purpose, sibling_kinds, verb_base)
+from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
+                    words)
 
 if TYPE_CHECKING:
     from ..embeddings.base import TextEmbedder
@@ -256,6 +261,26 @@ class FoundRule:
         wanted = words(phrase)
         if not labels or not wanted:
             return -1.0
+        parts = self._closed_parts(phrase)
+        if parts:  # "shoeshelf", a word the lexicon lacks: read as "shoe shelf" too
+            return max(self.match(parts, labels, description), self._match(phrase, wanted, labels, description))
+        return self._match(phrase, wanted, labels, description)
+
+    def _closed_parts(self, phrase: str) -> str:
+        """A closed compound the lexicon lacks, written apart: the one way to cut the word into two
+        words of at least ``MIN_PART`` letters that both name things ("shoeshelf": shoe shelf,
+        "laundrybasket": laundry basket), else "". A word the lexicon knows ("schoolbag",
+        "wastebasket") is read as it is."""
+        pw = words(phrase)
+        if len(pw) != 1 or self.lexicon.names_a_thing(pw[0]) is not None:
+            return ""
+        word = pw[0]
+        cuts = [f"{word[:i]} {word[i:]}" for i in range(MIN_PART, len(word) - MIN_PART + 1)
+                if self.lexicon.names_a_thing(word[:i]) and self.lexicon.names_a_thing(word[i:])]
+        return cuts[0] if len(cuts) == 1 else ""
+
+    def _match(self, phrase: str, wanted: list[str], labels: list[str], description: str) -> float:
+        """``match`` of the phrase as written (``wanted``: its words)."""
         if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
             return 1.0
         labels = list(dict.fromkeys(labels))
@@ -267,7 +292,12 @@ class FoundRule:
         # embeddings share the head, which says nothing of which one was seen
         siblings = [lab for lab in labels if lab not in other_kind and _sibling(wanted, words(lab))
                     and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)]
-        same = [lab for lab in labels if lab not in other_kind and lab not in siblings]
+        # a compound the lexicon knows as no kind of its head noun ("waste basket": a container, not
+        # a basket; "trash can": a bin) is not a thing seen under that head (a laundry basket seen
+        # as "basket" is 0.35 over background for "waste basket", by the shared word)
+        not_head = [lab for lab in labels if lab not in other_kind and lab not in siblings
+                    and self._not_its_head(phrase, lab)]
+        same = [lab for lab in labels if lab not in other_kind and lab not in siblings and lab not in not_head]
         if any(defined_alike(self.lexicon, phrase, lab, GLOSS_SENSES) for lab in same):
             return 1.0  # the dictionary describes both in the same distinctive words ("handheld
             # collapsible": a parasol and an umbrella), whatever genus it gives each
@@ -281,6 +311,21 @@ class FoundRule:
         heads = [max(self.match(wanted[-1], [words(lab)[-1]]), self._kind_match(phrase, lab)) for lab in other_kind]
         whole = [self._stands_out(phrase, lab) for lab in same]
         return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+
+    def _not_its_head(self, phrase: str, label: str) -> bool:
+        """A compound the lexicon knows, and a label ending in its head noun, when none of the
+        compound's common senses is a kind of that head up to ``HEAD_KIND_DEPTH`` steps
+        (``Lexicon.ancestors``) and its definitions do not name the head: a "waste basket" is
+        "a container with an open top" (WordNet's wastebasket), a "trash can" a bin, so a thing seen
+        as "basket" or "can" is another thing; a "coffee table" is a table, a "notebook computer"
+        a computer four steps up, a "TV set" a receiving set, a "bath mat" "a heavy towel or *mat*"."""
+        pw, lw = words(phrase), words(label)
+        if len(pw) < 2 or not lw or lw[-1] != pw[-1] or lw == pw or self.lexicon.names_a_thing(phrase) is None:
+            return False
+        head = pw[-1]
+        if {head, self.lexicon.base_form(head)} & set(self.lexicon.ancestors(phrase, HEAD_KIND_DEPTH)):
+            return False
+        return definition_word(head) not in definition_words(" ".join(self.lexicon.glosses(phrase, GLOSS_SENSES)))
 
     def _narrower_kind(self, phrase: str, label: str) -> bool:
         """Is the thing ``phrase`` names a kind of the label, a few steps up (``ANCESTOR_DEPTH``) and
@@ -320,10 +365,16 @@ class FoundRule:
         pw, lw = words(phrase), words(label)
         if len(pw) != 2 or len(lw) != 2 or pw[1] == lw[1] or self.lexicon.names_a_thing(phrase) is not None:
             return False
-        if pw[0] == lw[0] or not (self.names(lw[0], pw[0]) or self.names(pw[0], lw[0])):
-            return False  # one modifier: the heads alone decide (``match``); a "laundry bag" and a
-            # laundry basket are both containers, a soap box and a soap dispenser too
-        return self.names(lw[1], pw[1]) or self.names(pw[1], lw[1]) or sibling_kinds(self.lexicon, pw[1], lw[1])
+        if pw[0] == lw[0]:
+            # one modifier: heads the dictionary defines as for one use are two names of one thing
+            # ("shoe shelf": a shoe rack, a rack and a shelf both "for holding objects"); other
+            # heads decide alone (``match``): a "laundry bag" and a laundry basket are both
+            # containers, a soap box and a soap dispenser too, for no one use
+            return same_purpose(self.lexicon, pw[1], lw[1])
+        if not (self.names(lw[0], pw[0]) or self.names(pw[0], lw[0])):
+            return False
+        return (self.names(lw[1], pw[1]) or self.names(pw[1], lw[1]) or sibling_kinds(self.lexicon, pw[1], lw[1])
+                or same_purpose(self.lexicon, pw[1], lw[1]))
 
     def _kind_match(self, phrase: str, label: str) -> float:
         """A compound and a label with another head: is the label a kind of (one to
@@ -731,12 +782,17 @@ class FoundRule:
         if not named:
             return list(scores)
         # an object a label names comes before one only similar to it, and either comes before one
-        # seen in another colour or place than the one asked for (retrieval order otherwise)
+        # seen in another colour, material or place than the one asked for (retrieval order otherwise)
         return sorted((o for o in scores if scores[o] >= self.margin),
                       key=lambda o: (_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
+MATERIAL_NOUNS = {"wooden": "wood", "metallic": "metal", "steel": "metal"}  # a material said as an adjective, or
+# as the metal it is ("the steel kettle" is the one seen as "metal")
+HEAD_KIND_DEPTH = 8  # steps up from a known compound to its head noun ("notebook computer": portable, personal,
+# digital computer, computer: 4); beyond it the compound is read as no kind of its head
+MIN_PART = 3  # letters of each part of a closed compound read apart ("shoe|shelf"; not "shoes|helf")
 
 
 def _other_head(phrase: list[str], label: list[str]) -> bool:
@@ -785,16 +841,23 @@ def _colours(text: str) -> set[str]:
     return {"gray" if w == "grey" else w for w in words(text) if w in COLORS}
 
 
+def _materials(text: str) -> set[str]:
+    """The material words of ``text`` (``query.MATERIALS``), an adjective as its noun ("wooden": wood)."""
+    return {MATERIAL_NOUNS.get(w, w) for w in words(text) if w in MATERIALS}
+
+
 def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
-    """The question names a colour or a kind of place and the object was seen only in another
-    colour or is in another kind of place ("the black lamp": a white lamp is a lamp, but not the
-    one asked for when a black light was seen too; "the plant in the kitchen": not the plant in
+    """The question names a colour, a material or a kind of place and the object was seen only in
+    another colour or material or is in another kind of place ("the black lamp": a white lamp is a
+    lamp, but not the one asked for when a black light was seen too; "the metal lamp": not a wooden
+    one; "the plant in the kitchen": not the plant in
     the hallway that was seen through the kitchen door). ``room``: the kind of place the object
     is in (``TourIndex.main_place``, via ``Subgraph.rooms``); else the build-time one."""
-    asked = _colours(" ".join(pq.attributes))
-    seen = _colours(str(node.attributes.get("color", ""))) or _colours(node.description)
-    if asked and seen and not asked & seen:
-        return True
+    for kind, read in (("color", _colours), ("material", _materials)):
+        asked = read(" ".join(pq.attributes))
+        seen = read(str(node.attributes.get(kind, ""))) or read(node.description)
+        if asked and seen and not asked & seen:
+            return True
     if room is None:
         from ..present import main_place
 
