@@ -1,0 +1,151 @@
+"""Capture coverage: of the things the camera saw, how many reached a keyframe, perception, the memory.
+
+For each seed a tour is generated (eval/sim) and built (as bench/bench_absent.py does, same folder
+layout, so ``--work`` can share memories with it). Per object class the tour saw (an annotated
+box in some frame, the "present" questions of eval/absent.py), the first stage it is lost at:
+
+  visible   a box in some tour frame (every present class)
+  well      a box of at least ``--min-area`` pixels, in some frame
+  keyframe  a box in some keyframe            (lost here: the keyframe selector, core/capture.py)
+  detected  an observation matched to it      (lost here: simulated perception, its miss rate)
+  held      the memory holds a node mostly of it (lost here: association merged it away)
+
+A class lost at "keyframe" is explained by where the camera saw it: in the tour's last
+``--tail`` seconds after the last keyframe ("tail"), while turning faster than 0.5 rad/s (the
+renderer's motion blur: "turn"), or elsewhere ("between": between keyframes while driving).
+Keyframes per minute is the VLM's cost.
+
+    python bench/bench_coverage.py --seeds 461 462 --minutes 0.6 --work /tmp/coverage
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+STAGES = ("visible", "well", "keyframe", "detected", "held")
+
+
+def _turn_rates(tour_dir: Path, stamps: list[int]) -> dict[int, float]:
+    """The simulator's true yaw rate (rad/s) at each stamp of a generated tour."""
+    from vlkng_ros.eval.sim.generate import EPOCH_NS, move_objects_in
+    from vlkng_ros.eval.sim.trajectory import walk
+    from vlkng_ros.eval.sim.world import build_world
+
+    meta = json.loads((tour_dir / "world.json").read_text())
+    seed = int(meta["tour_seed"])
+    world = build_world(int(meta["world_seed"]), bool(meta.get("varied", False)))
+    move_objects_in(world, len(meta.get("moved", [])), seed)
+    traj = walk(world, float(meta["duration_s"]), seed)
+    epoch = EPOCH_NS + (seed % 1000) * 86_400 * 1_000_000_000
+    omega = traj.at(np.array([(s - epoch) / 1e9 for s in stamps]))[3]
+    return dict(zip(stamps, np.abs(omega).tolist()))
+
+
+def coverage(tour_dir: Path, mem: Path, min_area: int, tail_s: float) -> dict:
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.memory import Memory
+    from vlkng_ros.core.tour import Tour
+    from vlkng_ros.core.tour_identity import TOUR_OF_FINGERPRINT_META, tour_fingerprint
+    from vlkng_ros.eval.absent import _world_classes, held_classes
+    from vlkng_ros.eval.metrics import match_observations
+
+    tour = Tour.open(tour_dir)
+    ann = tour.annotations
+    stamps = sorted(ann)
+    world = json.loads((tour_dir / "world.json").read_text())
+    label_of = {o["gt_track"]: o["label"] for o in world["objects"]}
+    _, seen = _world_classes(tour_dir)
+    with Memory.open(mem, VlkngConfig(), read_only=True) as memory:
+        tid = memory.graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
+        kf_stamps = {kf.stamp_ns for kf in memory.graph.keyframes(tid)}
+        detected = {label_of.get(t, "") for _, t in match_observations(list(memory.graph.iter_objects()),
+                                                                         {tid: ann})}
+        held = {lab for lab, h in held_classes(memory, tour_dir).items() if h["held"]}
+    sightings: dict[str, list[tuple[int, float]]] = defaultdict(list)  # class -> (stamp, box area px)
+    for s in stamps:
+        for o in ann[s].get("objects", []):
+            x1, y1, x2, y2 = o["bbox"]
+            sightings[o["label"]].append((s, (x2 - x1) * (y2 - y1)))
+    omega = _turn_rates(tour_dir, stamps)
+    end, last_kf = stamps[-1], max(kf_stamps, default=stamps[0])
+    stage_of: dict[str, str] = {}
+    why: dict[str, str] = {}
+    for lab in sorted(seen):
+        rows = sightings[lab]
+        if not any(px >= min_area for _, px in rows):
+            stage_of[lab] = "visible"
+        elif not any(s in kf_stamps for s, _ in rows):
+            stage_of[lab] = "well"
+            good = [s for s, px in rows if px >= min_area]
+            if all(s > last_kf and (end - s) / 1e9 <= tail_s for s in good):
+                why[lab] = "tail"
+            elif all(omega[s] > 0.5 for s in good):
+                why[lab] = "turn"
+            else:
+                why[lab] = "between"
+        elif lab not in detected:
+            stage_of[lab] = "keyframe"
+        elif lab not in held:
+            stage_of[lab] = "detected"
+        else:
+            stage_of[lab] = "held"
+    minutes = (end - stamps[0]) / 60e9
+    return {"classes": stage_of, "why": why, "keyframes": len(kf_stamps), "minutes": minutes}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, nargs="+", required=True)
+    ap.add_argument("--minutes", type=float, default=1.0)
+    ap.add_argument("--work", default="/tmp/vlkng-coverage")
+    ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
+    ap.add_argument("--min-area", type=int, default=400, help="a box of this many pixels is 'seen well' (400: 20 x 20)")
+    ap.add_argument("--tail", type=float, default=2.0, help="seconds at the tour's end counted as its tail")
+    args = ap.parse_args()
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.memory import Memory
+    from vlkng_ros.core.pipeline import build_tour
+    from vlkng_ros.eval.sim import generate_tour
+
+    reached = {s: 0 for s in STAGES}
+    lost: dict[str, list[str]] = defaultdict(list)
+    keyframes = minutes = 0.0
+    total = 0
+    for seed in args.seeds:
+        name = f"s{seed}{'v' if args.varied else ''}"
+        tour, mem = Path(args.work) / name, Path(args.work) / f"{name}.mem"
+        if not (tour / "world.json").exists():
+            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, overwrite=True, varied=args.varied)
+        if not (mem / "graph.sqlite").exists():
+            cfg = VlkngConfig()
+            with Memory.open(mem, cfg) as m:
+                build_tour(tour, m, cfg, progress=False)
+        res = coverage(tour, mem, args.min_area, args.tail)
+        keyframes += res["keyframes"]
+        minutes += res["minutes"]
+        for lab, stage in res["classes"].items():
+            total += 1
+            for s in STAGES[: STAGES.index(stage) + 1]:
+                reached[s] += 1
+            if stage != "held":
+                nxt = STAGES[STAGES.index(stage) + 1]
+                lost[nxt].append(f"{name}:{lab}" + (f" ({res['why'][lab]})" if lab in res["why"] else ""))
+        print(f"{name}: {res['keyframes']} keyframes in {res['minutes']:.2f} min", file=sys.stderr)
+    print(f"seeds {args.seeds}{' varied' if args.varied else ''}, {args.minutes} min: {total} classes seen, "
+          f"{keyframes / max(minutes, 1e-9):.1f} keyframes/min ({int(keyframes)} keyframes)")
+    for s in STAGES:
+        print(f"  {s:9s} {reached[s]:4d}  {reached[s] / max(total, 1):.3f}")
+    for s in STAGES[1:]:
+        if lost[s]:
+            print(f"lost before '{s}' ({len(lost[s])}): {', '.join(lost[s])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
