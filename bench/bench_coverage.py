@@ -13,7 +13,9 @@ box in some frame, the "present" questions of eval/absent.py), the first stage i
 A class lost at "keyframe" is explained by where the camera saw it: in the tour's last
 ``--tail`` seconds after the last keyframe ("tail"), while turning faster than 0.5 rad/s (the
 renderer's motion blur: "turn"), or elsewhere ("between": between keyframes while driving).
-Keyframes per minute is the VLM's cost.
+Keyframes per minute is the VLM's cost. ``--capture-only``: no memory is built; the keyframes are
+what the selector (core/capture.py) keeps of the tour's frames, the stages end at "keyframe" (a
+quick check of capture alone, also of an older tree's selector: PYTHONPATH=that tree).
 
     python bench/bench_coverage.py --seeds 461 462 --minutes 0.6 --work /tmp/coverage
 """
@@ -47,7 +49,28 @@ def _turn_rates(tour_dir: Path, stamps: list[int]) -> dict[int, float]:
     return dict(zip(stamps, np.abs(omega).tolist()))
 
 
-def coverage(tour_dir: Path, mem: Path, min_area: int, tail_s: float) -> dict:
+def selected_keyframes(tour) -> set[int]:
+    """Stamps the keyframe selector keeps of a tour's frames, as a build offers them."""
+    from vlkng_ros.core.capture import KeyframeSelector
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.pipeline import tour_pose_lookup
+
+    cfg = VlkngConfig()
+    _, lookup = tour_pose_lookup(tour, cfg)
+    sel = KeyframeSelector(cfg.capture)
+    kept: set[int] = set()
+    for fm in tour.frames():
+        if fm.rgb is None:
+            continue
+        d = sel.consider(fm.stamp_ns, fm.rgb, lookup(fm.stamp_ns, fm.frame_id))
+        kept.update(h.stamp_ns for h in getattr(d, "released", ()))
+        if d.keep:
+            kept.add(fm.stamp_ns)
+    kept.update(h.stamp_ns for h in (sel.flush() if hasattr(sel, "flush") else ()))  # older trees: no flush
+    return kept
+
+
+def coverage(tour_dir: Path, mem: Path | None, min_area: int, tail_s: float) -> dict:
     from vlkng_ros.core.config import VlkngConfig
     from vlkng_ros.core.memory import Memory
     from vlkng_ros.core.tour import Tour
@@ -61,12 +84,16 @@ def coverage(tour_dir: Path, mem: Path, min_area: int, tail_s: float) -> dict:
     world = json.loads((tour_dir / "world.json").read_text())
     label_of = {o["gt_track"]: o["label"] for o in world["objects"]}
     _, seen = _world_classes(tour_dir)
-    with Memory.open(mem, VlkngConfig(), read_only=True) as memory:
-        tid = memory.graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
-        kf_stamps = {kf.stamp_ns for kf in memory.graph.keyframes(tid)}
-        detected = {label_of.get(t, "") for _, t in match_observations(list(memory.graph.iter_objects()),
-                                                                         {tid: ann})}
-        held = {lab for lab, h in held_classes(memory, tour_dir).items() if h["held"]}
+    if mem is None:
+        kf_stamps = selected_keyframes(tour)
+        detected = held = set(seen)  # not measured: every class in a keyframe counts as reaching the end
+    else:
+        with Memory.open(mem, VlkngConfig(), read_only=True) as memory:
+            tid = memory.graph.get_meta(TOUR_OF_FINGERPRINT_META + tour_fingerprint(tour)) or tour.tour_id
+            kf_stamps = {kf.stamp_ns for kf in memory.graph.keyframes(tid)}
+            detected = {label_of.get(t, "") for _, t in match_observations(list(memory.graph.iter_objects()),
+                                                                             {tid: ann})}
+            held = {lab for lab, h in held_classes(memory, tour_dir).items() if h["held"]}
     sightings: dict[str, list[tuple[int, float]]] = defaultdict(list)  # class -> (stamp, box area px)
     for s in stamps:
         for o in ann[s].get("objects", []):
@@ -106,6 +133,7 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/vlkng-coverage")
     ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
     ap.add_argument("--min-area", type=int, default=400, help="a box of this many pixels is 'seen well' (400: 20 x 20)")
+    ap.add_argument("--capture-only", action="store_true", help="no memory: the selector's keyframes (see above)")
     ap.add_argument("--tail", type=float, default=2.0, help="seconds at the tour's end counted as its tail")
     args = ap.parse_args()
     from vlkng_ros.core.config import VlkngConfig
@@ -122,11 +150,11 @@ def main() -> int:
         tour, mem = Path(args.work) / name, Path(args.work) / f"{name}.mem"
         if not (tour / "world.json").exists():
             generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, overwrite=True, varied=args.varied)
-        if not (mem / "graph.sqlite").exists():
+        if not args.capture_only and not (mem / "graph.sqlite").exists():
             cfg = VlkngConfig()
             with Memory.open(mem, cfg) as m:
                 build_tour(tour, m, cfg, progress=False)
-        res = coverage(tour, mem, args.min_area, args.tail)
+        res = coverage(tour, None if args.capture_only else mem, args.min_area, args.tail)
         keyframes += res["keyframes"]
         minutes += res["minutes"]
         for lab, stage in res["classes"].items():
@@ -139,9 +167,9 @@ def main() -> int:
         print(f"{name}: {res['keyframes']} keyframes in {res['minutes']:.2f} min", file=sys.stderr)
     print(f"seeds {args.seeds}{' varied' if args.varied else ''}, {args.minutes} min: {total} classes seen, "
           f"{keyframes / max(minutes, 1e-9):.1f} keyframes/min ({int(keyframes)} keyframes)")
-    for s in STAGES:
+    for s in STAGES[:3] if args.capture_only else STAGES:
         print(f"  {s:9s} {reached[s]:4d}  {reached[s] / max(total, 1):.3f}")
-    for s in STAGES[1:]:
+    for s in STAGES[1:3] if args.capture_only else STAGES[1:]:
         if lost[s]:
             print(f"lost before '{s}' ({len(lost[s])}): {', '.join(lost[s])}")
     return 0

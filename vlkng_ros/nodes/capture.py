@@ -192,9 +192,9 @@ class CaptureNode(VlkngLifecycleNode):
                     self._drain()
                     end_s = float(self.stream_end_s)
                     with self._lock:
-                        ended = (end_s > 0 and self._last_image_at is not None and not self._pending
+                        ended = (end_s > 0 and self._last_image_at is not None
                                  and time.monotonic() - self._last_image_at > end_s)
-                    if ended:
+                    if ended:  # the camera stopped: frames still waiting for a pose will get none newer
                         self.flush_pending()
                 except Exception as e:  # the worker must outlive one bad frame
                     self.stats["worker_error"] += 1
@@ -341,8 +341,7 @@ class CaptureNode(VlkngLifecycleNode):
             if last is not None and stamp < last - NS:
                 self._last_kept_ns = last = None  # stamps jumped back (replay restarted): re-gate
             if last is not None and stamp - last < self.cfg.capture.min_interval_s * NS:
-                self.stats["too_soon"] += 1  # the selector would say 'too soon': skip decoding
-                self._gated = (stamp, msg)  # unless the stream ends on it (flush_pending)
+                self._skip_too_soon(stamp, msg)  # the selector would say 'too soon': skip decoding
             else:
                 self._pending.append((stamp, msg, time.monotonic()))
                 if len(self._pending) > 2 * self.max_pending:  # processing far behind: bounded memory
@@ -350,6 +349,13 @@ class CaptureNode(VlkngLifecycleNode):
                     self.stats["backlog_dropped"] += 1
         self._wake.set()
         self._busy_s += time.perf_counter() - t0
+
+    def _skip_too_soon(self, stamp: int, msg: Any) -> None:
+        """A frame too soon after the last keyframe is not decoded; the newest is kept aside in
+        case the stream ends on it (flush_pending). Called with ``self._lock`` held."""
+        self.stats["too_soon"] += 1
+        if self._gated is None or stamp > self._gated[0]:
+            self._gated = (stamp, msg)
 
     def _drain(self, force: bool = False) -> None:
         """Process waiting frames whose pose can be decided (a later pose came, or never will).
@@ -424,7 +430,7 @@ class CaptureNode(VlkngLifecycleNode):
         with self._lock:
             last = self._last_kept_ns
             if not last_of_stream and last is not None and 0 <= stamp - last < self.cfg.capture.min_interval_s * NS:
-                self.stats["too_soon"] += 1
+                self._skip_too_soon(stamp, msg)
                 return
         try:
             rgb = conv.image_to_rgb(msg)
