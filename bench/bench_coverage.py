@@ -5,12 +5,12 @@ layout, so ``--work`` can share memories with it). Per object class the tour saw
 box in some frame, the "present" questions of eval/absent.py), the first stage it is lost at:
 
   visible   a box in some tour frame (every present class)
-  well      a box of at least ``--min-area`` pixels, in some frame
   keyframe  a box in some keyframe            (lost here: the keyframe selector, core/capture.py)
   detected  an observation matched to it      (lost here: simulated perception, its miss rate)
   held      the memory holds a node mostly of it (lost here: association merged it away)
 
-A class lost at "keyframe" is explained by where the camera saw it: in the tour's last
+"Seen well": some box of at least ``--min-area`` pixels (a thing a VLM could name); a class lost
+at "keyframe" is marked "small" when it never was. It is explained by where the camera saw it: in the tour's last
 ``--tail`` seconds after the last keyframe ("tail"), while turning faster than 0.5 rad/s (the
 renderer's motion blur: "turn"), or elsewhere ("between": between keyframes while driving).
 Keyframes per minute is the VLM's cost. ``--capture-only``: no memory is built; the keyframes are
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-STAGES = ("visible", "well", "keyframe", "detected", "held")
+STAGES = ("visible", "keyframe", "detected", "held")
 
 
 def _turn_rates(tour_dir: Path, stamps: list[int]) -> dict[int, float]:
@@ -105,17 +105,17 @@ def coverage(tour_dir: Path, mem: Path | None, min_area: int, tail_s: float) -> 
     why: dict[str, str] = {}
     for lab in sorted(seen):
         rows = sightings[lab]
-        if not any(px >= min_area for _, px in rows):
+        if not any(s in kf_stamps for s, _ in rows):
             stage_of[lab] = "visible"
-        elif not any(s in kf_stamps for s, _ in rows):
-            stage_of[lab] = "well"
             good = [s for s, px in rows if px >= min_area]
+            size = "" if good else f"small: {max(px for _, px in rows)} px, "
+            good = good or [s for s, _ in rows]
             if all(s > last_kf and (end - s) / 1e9 <= tail_s for s in good):
-                why[lab] = "tail"
+                why[lab] = size + "tail"
             elif all(omega[s] > 0.5 for s in good):
-                why[lab] = "turn"
+                why[lab] = size + "turn"
             else:
-                why[lab] = "between"
+                why[lab] = size + f"between, {len(rows)} frames"
         elif lab not in detected:
             stage_of[lab] = "keyframe"
         elif lab not in held:
@@ -123,7 +123,8 @@ def coverage(tour_dir: Path, mem: Path | None, min_area: int, tail_s: float) -> 
         else:
             stage_of[lab] = "held"
     minutes = (end - stamps[0]) / 60e9
-    return {"classes": stage_of, "why": why, "keyframes": len(kf_stamps), "minutes": minutes}
+    well = {lab for lab in seen if any(px >= min_area for _, px in sightings[lab])}
+    return {"classes": stage_of, "why": why, "well": well, "keyframes": len(kf_stamps), "minutes": minutes}
 
 
 def main() -> int:
@@ -141,7 +142,9 @@ def main() -> int:
     from vlkng_ros.core.pipeline import build_tour
     from vlkng_ros.eval.sim import generate_tour
 
-    reached = {s: 0 for s in STAGES}
+    stages = STAGES[:2] if args.capture_only else STAGES
+    reached = {s: 0 for s in stages}
+    well = {"seen": 0, "keyframe": 0}
     lost: dict[str, list[str]] = defaultdict(list)
     keyframes = minutes = 0.0
     total = 0
@@ -159,17 +162,22 @@ def main() -> int:
         minutes += res["minutes"]
         for lab, stage in res["classes"].items():
             total += 1
-            for s in STAGES[: STAGES.index(stage) + 1]:
+            k = STAGES.index(stage)
+            for s in stages[: k + 1]:
                 reached[s] += 1
-            if stage != "held":
-                nxt = STAGES[STAGES.index(stage) + 1]
-                lost[nxt].append(f"{name}:{lab}" + (f" ({res['why'][lab]})" if lab in res["why"] else ""))
+            if lab in res["well"]:
+                well["seen"] += 1
+                well["keyframe"] += k >= 1
+            if k + 1 < len(stages):
+                lost[stages[k + 1]].append(f"{name}:{lab}" + (f" ({res['why'][lab]})" if lab in res["why"] else ""))
         print(f"{name}: {res['keyframes']} keyframes in {res['minutes']:.2f} min", file=sys.stderr)
     print(f"seeds {args.seeds}{' varied' if args.varied else ''}, {args.minutes} min: {total} classes seen, "
           f"{keyframes / max(minutes, 1e-9):.1f} keyframes/min ({int(keyframes)} keyframes)")
-    for s in STAGES[:3] if args.capture_only else STAGES:
+    for s in stages:
         print(f"  {s:9s} {reached[s]:4d}  {reached[s] / max(total, 1):.3f}")
-    for s in STAGES[1:3] if args.capture_only else STAGES[1:]:
+    print(f"  seen well (a box >= {args.min_area} px): {well['seen']}, in a keyframe {well['keyframe']} "
+          f"({well['keyframe'] / max(well['seen'], 1):.3f})")
+    for s in stages[1:]:
         if lost[s]:
             print(f"lost before '{s}' ({len(lost[s])}): {', '.join(lost[s])}")
     return 0
