@@ -3,6 +3,19 @@
 The paper keeps every N-th frame. Here a frame is kept when it is useful: enough time passed and
 the robot moved or turned, or the view changed (thumbnail difference), with blurred frames
 rejected and a maximum interval so a parked robot still refreshes its memory now and then.
+
+Nothing the camera saw may be lost for want of a keyframe (a memory must hold what the robot
+passed), so two kinds of frame are held back instead of dropped:
+- a frame worth keeping but motion-blurred (a fast turn) is a *candidate*: a sharp frame soon after
+  replaces it, else it is kept after ``blur_wait_s``, or as soon as the camera turned
+  ``blur_max_turn_deg`` since the last keyframe, so a turn leaves a keyframe at least every that
+  many degrees (the sharpest-and-newest candidate; a spinning robot does not get one per frame);
+- the newest frame that was not kept: when the stream ends (``flush``: a bag's end, a live node
+  stopped or its camera idle) nothing comes after it to show what it shows, so it is kept when it
+  moved, turned or changed ``flush_fraction`` of the usual thresholds since the last keyframe. A
+  robot that stopped on its last keyframe's view gives no extra keyframe.
+Things only glimpsed between two keyframes (one or two frames at the image's edge, sooner than
+``min_interval_s``) stay a limit of any stride: bench/bench_coverage.py counts them.
 Poses come from SLAM (slower than the camera, not in step): a frame gets the pose interpolated
 between the two poses around its stamp, or the nearest one, and NO pose when the nearest pose is
 older/newer than ``pose_max_age_s`` (never a made-up one).
