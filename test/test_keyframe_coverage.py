@@ -113,3 +113,9 @@ def test_a_robot_that_stops_at_the_end_gets_no_extra_keyframe(tmp_path):
     with_flush, without = run(tmp_path / "a", turn + stop), run(tmp_path / "b", turn + stop, flush=False)
     assert [t for t, _, _ in with_flush] == [t for t, _, _ in without]
     assert with_flush[-1][1] == pytest.approx(90.0)  # the final view is already a keyframe
+
+
+def test_a_covered_lens_gives_no_keyframes_even_when_the_robot_moves(tmp_path):
+    dark = np.full((H, W, 3), 3, np.uint8)  # nothing to see: not a candidate, not a last view
+    frames = [(i / HZ, 60.0 * i / HZ, dark) for i in range(3 * HZ)]  # turning, 3 s
+    assert run(tmp_path, frames) == []

@@ -128,6 +128,10 @@ def _small_gray(rgb: np.ndarray) -> np.ndarray:
     return cv2.resize(gray, SHARPNESS_SIZE, interpolation=cv2.INTER_AREA)
 
 
+def _sharpness(small: np.ndarray) -> float:
+    return float(cv2.Laplacian(small, cv2.CV_32F).var())
+
+
 def _thumb(small: np.ndarray) -> np.ndarray:
     return cv2.resize(small, THUMB_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32)
 
@@ -200,14 +204,17 @@ class KeyframeSelector:
             self._tail = frame
             return Decision(False, "too soon")
         small = _small_gray(rgb)
-        sharpness = float(cv2.Laplacian(small, cv2.CV_32F).var())
+        sharpness = _sharpness(small)
         history = self._sharpness_history
         typical = float(np.median(history)) if len(history) >= 5 else sharpness
         history.append(sharpness)
         del history[:-50]
-        # Absolute floor, and relative to what this camera usually gives (a soft-focus camera
-        # must not have every frame rejected): blurred well below its own typical sharpness.
-        blurred = sharpness < cfg.blur_threshold or sharpness < 0.4 * typical
+        # Absolute floor (nothing to see: a covered lens, a blank wall), and relative to what this
+        # camera usually gives (a soft-focus camera must not have every frame rejected): blurred
+        # well below its own typical sharpness (motion blur), a candidate when worth keeping.
+        if sharpness < cfg.blur_threshold:
+            return Decision(False, "blurred", sharpness)
+        blurred = sharpness < 0.4 * typical
         frame.sharpness = sharpness
         frame.thumb = _thumb(small)
         novelty = self._novelty(frame.thumb)
@@ -259,7 +266,11 @@ class KeyframeSelector:
         tail, self._tail = self._tail, None
         if tail is not None and (self._last_stamp is None or tail.stamp_ns > self._last_stamp):
             if tail.thumb is None:  # a frame that came too soon was never looked at
-                tail.thumb = _thumb(_small_gray(tail.rgb))
+                small = _small_gray(tail.rgb)
+                tail.sharpness = _sharpness(small)
+                tail.thumb = _thumb(small)
+            if tail.sharpness < self.cfg.blur_threshold:
+                return out  # nothing to see in it
             scale = self.cfg.flush_fraction
             reason = self._trigger(tail.stamp_ns, tail.pose, self._novelty(tail.thumb), scale)
             if reason:
