@@ -359,3 +359,38 @@ def test_goto_query_becomes_a_question():
     # a command sent as the query: "take" is no part of the thing ("take mattress" is no thing)
     assert question_for("Take me to the mattress.") == "Where is the mattress?"
     assert question_for("please go to the kitchen sink") == "Where is the kitchen sink?"
+
+
+@pytest.mark.parametrize("how", ["stopped", "idle"])
+def test_capture_keeps_the_last_view_when_the_stream_ends(ros, memory, how):
+    """A live camera whose last moments show something new (sooner after a keyframe than
+    min_interval_s): the view ends up in a keyframe when the node is stopped (flush_pending, as
+    ``vlkng run`` and teardown do) or when no image came for stream_end_s."""
+    import numpy as np
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import CompressedImage
+
+    from vlkng_ros import conversions as conv
+    from vlkng_ros.core.images import decode_image, encode_jpeg
+    from test_keyframe_coverage import panorama, shows_red, view
+
+    pano = panorama(red_at_deg=75)
+    node = CaptureNode(memory=memory, parameter_overrides=[
+        Parameter("stream_end_s", value=0.5 if how == "idle" else 0.0),
+        Parameter("camera_info_topic", value="")])
+    try:
+        assert node.trigger_configure() == OK and node.trigger_activate() == OK
+        views = [0.0] * 126 + [40.0] * 9  # 4.2 s parked (keyframes at 0 s, 4 s), then a look left
+        for i, yaw in enumerate(views):  # 30 fps, as the executor calls the subscription
+            msg = CompressedImage(format="jpeg", data=encode_jpeg(view(pano, yaw), 90))
+            msg.header.stamp = conv.time_from_ns(1_800_000_000_000_000_000 + i * 33_333_333)
+            node._on_image(msg)
+        if how == "stopped":
+            node.flush_pending()
+        assert wait_until(lambda: node.stats["keyframes"] == 3, 10), node.stats
+        kfs = memory.graph.keyframes()
+        assert [round((k.stamp_ns - kfs[0].stamp_ns) / 1e9, 1) for k in kfs[:2]] == [0.0, 4.0]
+        assert shows_red(decode_image(memory.frames.get(kfs[-1].image_ref)))
+        assert not np.any([shows_red(decode_image(memory.frames.get(k.image_ref))) for k in kfs[:2]])
+    finally:
+        node.destroy_node()

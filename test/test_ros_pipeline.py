@@ -171,6 +171,9 @@ def live(tour, pose_source, tmp_path_factory):
     # the last frames wait for the transforms still queued behind them, then the rest is flushed
     wait_until(lambda: not suite.capture._pending, 15)
     suite.capture.flush_pending()
+    # keyframes kept at the stream's end travel over DDS: flushing the chunker before they arrive
+    # would cut the tail into two chunks (as vlkng run waits for them)
+    wait_until(lambda: suite.chunk_builder.keyframes_received >= suite.capture.stats["keyframes"], 15)
     suite.chunk_builder.flush_now()
     assert wait_until(lambda: suite.chunk_builder.idle, 60)
     suite.merger.merge_pending()

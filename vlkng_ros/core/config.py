@@ -30,6 +30,15 @@ class CaptureConfig:
     min_rotation_deg: float = _f(20.0, "Keep a frame once the robot turned this much (deg).")
     novelty_threshold: float = _f(0.18, "Keep a frame when its thumbnail differs this much (0-1).")
     blur_threshold: float = _f(15.0, "Reject frames whose Laplacian variance is below this.")
+    blur_wait_s: float = _f(1.0, "A frame worth keeping but blurred (a fast turn) waits this long for a sharp "
+                                 "one (s); then the sharpest of them is kept anyway, so a turn's view is never "
+                                 "lost to motion blur.")
+    blur_max_turn_deg: float = _f(45.0, "A blurred frame waiting for a sharp one is kept at once when the camera "
+                                        "turned this much since the last keyframe (deg; about half the field of "
+                                        "view, so every direction a turn passes is in some keyframe).")
+    flush_fraction: float = _f(0.5, "End of a stream (bag end, node stopped, stream idle): the last frame is kept "
+                                    "when it moved, turned or changed this fraction of min_translation_m, "
+                                    "min_rotation_deg, novelty_threshold since the last keyframe.")
     pose_max_age_s: float = _f(0.3, "A frame gets no pose if the nearest /pose is further off (s).")
     pose_source: str = _f("auto", "Where a frame's pose comes from: auto (TF map -> image frame when the "
                                   "frame tree connects them, else /pose, else /odom) | tf | pose | odom.")

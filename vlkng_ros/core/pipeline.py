@@ -110,6 +110,7 @@ class MemoryBuilder:
         self.merger = StoaMerger(memory, cfg, llm)
         self._selectors: dict[str, KeyframeSelector] = {}
         self._next_index: dict[str, int] = {}
+        self.stored_with_depth = 0  # keyframes stored with a depth frame
         self.depth_writer = DepthWriter(memory.frames, cfg.depth.store_scale, block=block_on_depth)
 
     # --- capture ---------------------------------------------------------------------------
@@ -122,14 +123,34 @@ class MemoryBuilder:
 
     def ingest_frame(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None,
                      frame_id: str = "", depth: DepthSource | None = None) -> Keyframe | None:
-        """Keep the frame as a keyframe if it is useful; store its JPEG and row, and its depth
-        (metres registered to ``rgb``, or a function decoding it: called only for a keyframe)
-        through the depth writer. Returns the keyframe. ``frame_id``: the image's camera frame
-        (kept on the keyframe)."""
+        """``ingest`` for callers that want this frame's keyframe only (None when it is none)."""
+        kfs = self.ingest(tour_id, stamp_ns, rgb, pose, frame_id, depth)
+        return kfs[-1] if kfs and kfs[-1].stamp_ns == stamp_ns else None
+
+    def ingest(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None,
+               frame_id: str = "", depth: DepthSource | None = None) -> list[Keyframe]:
+        """Offer one camera frame to the tour's keyframe selector; store what it keeps now (JPEG,
+        row, and depth: metres registered to ``rgb``, or a function decoding it, called only for a
+        keyframe, through the depth writer). Returns the keyframes stored, oldest first: this
+        frame's, and earlier frames the selector held back (a blurred frame of a fast turn kept
+        after all). ``frame_id``: the image's camera frame (kept on the keyframe)."""
         selector = self._selectors.setdefault(tour_id, KeyframeSelector(self.cfg.capture))
-        decision = selector.consider(stamp_ns, rgb, pose)
-        if not decision.keep:
-            return None
+        decision = selector.consider(stamp_ns, rgb, pose, (frame_id, depth))
+        kept = [self._store(tour_id, h.stamp_ns, h.rgb, h.pose, *h.payload, h.reason) for h in decision.released]
+        if decision.keep:
+            kept.append(self._store(tour_id, stamp_ns, rgb, pose, frame_id, depth, decision.reason))
+        return kept
+
+    def flush_capture(self, tour_id: str) -> list[Keyframe]:
+        """The tour's camera stream ended (bag end, node stopped, stream idle): store what the
+        selector still holds worth keeping (core/capture.py ``KeyframeSelector.flush``)."""
+        selector = self._selectors.get(tour_id)
+        if selector is None:
+            return []
+        return [self._store(tour_id, h.stamp_ns, h.rgb, h.pose, *h.payload, h.reason) for h in selector.flush()]
+
+    def _store(self, tour_id: str, stamp_ns: int, rgb: np.ndarray, pose: Pose | None, frame_id: str,
+               depth: DepthSource | None, reason: str) -> Keyframe:
         graph = self.memory.graph
         existing = graph.get_keyframe(tour_id, stamp_ns)
         if existing is not None:  # replayed frame: already stored, keep its index
@@ -146,9 +167,11 @@ class MemoryBuilder:
             graph.upsert_keyframes([kf])
             self.memory.touch()
         self._next_index[tour_id] += 1
-        if depth is not None and self.cfg.depth.enabled:
-            self.depth_writer.submit(tour_id, stamp_ns, depth)
-        log.debug("keyframe %s #%d (%s)", kf.key, kf.index, decision.reason)
+        if depth is not None:
+            self.stored_with_depth += 1
+            if self.cfg.depth.enabled:
+                self.depth_writer.submit(tour_id, stamp_ns, depth)
+        log.debug("keyframe %s #%d (%s)", kf.key, kf.index, reason)
         return kf
 
     def attach_depth(self, tour_id: str, stamp_ns: int, depth: DepthSource) -> bool:
@@ -421,15 +444,15 @@ def build_tour(tour: "Tour | str | Path", memory: Memory, cfg: VlkngConfig, prog
                 log.error("%s frame %d skipped: %s", tour.tour_id, fm.stamp_ns, fm.error)
                 continue
             pose = lookup(fm.stamp_ns, fm.frame_id)
-            kf = builder.ingest_frame(tour.tour_id, fm.stamp_ns, fm.rgb, pose, fm.frame_id,
-                                      depth=fm.depth if cfg.depth.enabled else None)
-            if kf is not None and fm.depth is not None:
-                report.keyframes_with_depth += 1
-            if kf is not None and kf.pose is None:
-                report.frames_without_pose += 1
+            kept = builder.ingest(tour.tour_id, fm.stamp_ns, fm.rgb, pose, fm.frame_id,
+                                  depth=fm.depth if cfg.depth.enabled else None)
+            report.frames_without_pose += sum(1 for kf in kept if kf.pose is None)
             if progress and time.perf_counter() - last_print > 2.0:
                 last_print = time.perf_counter()
                 _say(True, f"{tour.tour_id}: capture {report.frames}/{total} frames")
+        # the bag ended: what the selector held back (a last turn, the final view) is kept now
+        report.frames_without_pose += sum(1 for kf in builder.flush_capture(tour.tour_id) if kf.pose is None)
+        report.keyframes_with_depth = builder.stored_with_depth
         builder.depth_writer.flush()
         report.seconds["depth_store"] = builder.depth_writer.seconds
         keyframes = graph.keyframes(tour.tour_id)

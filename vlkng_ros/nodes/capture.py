@@ -66,6 +66,8 @@ PARAMS = {
     "pose_wait_s": (2.0, "A frame waits (undecoded) up to this much camera time for its pose (TF at its "
                          "stamp, or a later /pose or /odom) (s)."),
     "no_pose_warn_s": (5.0, "Warn once, loudly, when images came for this long without any pose (s)."),
+    "stream_end_s": (2.0, "No image for this long (s) ends the camera stream: the keyframe selector keeps what it "
+                          "held back (a blurred turn, the last view); 0 = only when the node stops."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed; twice "
                                "as many waiting (processing behind the camera) drops the oldest."),
 }
@@ -78,6 +80,10 @@ class CaptureNode(VlkngLifecycleNode):
         self.stats = collections.Counter()
         self._pending: collections.deque = collections.deque()
         self._last_kept_ns: int | None = None
+        self._gated: tuple[int, Any] | None = None  # the newest image skipped as too soon (the stream's end?)
+        self._last_processed_ns: int | None = None
+        self._last_image_at: float | None = None  # monotonic time of the newest image; None once flushed
+        self._offered_depth: collections.OrderedDict = collections.OrderedDict()  # stamp -> depth handed in
         self._latest_pose_ns = -1
         self._latest_odom_ns = -1
         self._busy_s = 0.0
@@ -103,6 +109,7 @@ class CaptureNode(VlkngLifecycleNode):
         self.odom = PoseBuffer(self.cfg.capture.pose_max_age_s)
         self.max_pending = int(param(self, "max_pending_frames"))
         self.pose_wait_s = float(param(self, "pose_wait_s"))
+        self.stream_end_s = float(param(self, "stream_end_s"))
         self.no_pose_warn_s = float(param(self, "no_pose_warn_s"))
         self.pub = self.keep(self.create_publisher(KeyframeMsg, param(self, "keyframe_topic"), 100))
         topic = self.cfg.image_topic
@@ -183,6 +190,12 @@ class CaptureNode(VlkngLifecycleNode):
             if self.active and self.builder is not None:
                 try:
                     self._drain()
+                    end_s = float(self.stream_end_s)
+                    with self._lock:
+                        ended = (end_s > 0 and self._last_image_at is not None
+                                 and time.monotonic() - self._last_image_at > end_s)
+                    if ended:  # the camera stopped: frames still waiting for a pose will get none newer
+                        self.flush_pending()
                 except Exception as e:  # the worker must outlive one bad frame
                     self.stats["worker_error"] += 1
                     self.get_logger().error(f"frame processing: {type(e).__name__}: {e}",
@@ -207,9 +220,21 @@ class CaptureNode(VlkngLifecycleNode):
             self.tf = None
 
     def flush_pending(self) -> None:
-        """Process every frame still waiting for a pose (end of a stream)."""
-        if self.builder is not None:
-            self._drain(force=True)
+        """End of a stream: process every frame still waiting for a pose, then the newest frame if
+        it was skipped as too soon, and keep what the keyframe selector held back (its last view)."""
+        if self.builder is None:
+            return
+        self._drain(force=True)
+        with self._drain_lock:
+            with self._lock:
+                gated, self._gated = self._gated, None
+                self._last_image_at = None
+                processed = self._last_processed_ns
+            if gated is not None and (processed is None or gated[0] > processed):
+                self._process(*gated, last_of_stream=True)
+            with self._builder_lock:
+                kfs = self.builder.flush_capture(self.tour_id)
+            self._publish_kept(kfs)
 
     # --- callbacks -------------------------------------------------------------------------
     def _on_camera_info(self, msg: CameraInfo) -> None:
@@ -311,11 +336,12 @@ class CaptureNode(VlkngLifecycleNode):
         stamp = conv.image_stamp_ns(msg)
         with self._lock:
             self.stats["received"] += 1
+            self._last_image_at = time.monotonic()
             last = self._last_kept_ns
             if last is not None and stamp < last - NS:
                 self._last_kept_ns = last = None  # stamps jumped back (replay restarted): re-gate
             if last is not None and stamp - last < self.cfg.capture.min_interval_s * NS:
-                self.stats["too_soon"] += 1  # the selector would say 'too soon': skip decoding
+                self._skip_too_soon(stamp, msg)  # the selector would say 'too soon': skip decoding
             else:
                 self._pending.append((stamp, msg, time.monotonic()))
                 if len(self._pending) > 2 * self.max_pending:  # processing far behind: bounded memory
@@ -323,6 +349,13 @@ class CaptureNode(VlkngLifecycleNode):
                     self.stats["backlog_dropped"] += 1
         self._wake.set()
         self._busy_s += time.perf_counter() - t0
+
+    def _skip_too_soon(self, stamp: int, msg: Any) -> None:
+        """A frame too soon after the last keyframe is not decoded; the newest is kept aside in
+        case the stream ends on it (flush_pending). Called with ``self._lock`` held."""
+        self.stats["too_soon"] += 1
+        if self._gated is None or stamp > self._gated[0]:
+            self._gated = (stamp, msg)
 
     def _drain(self, force: bool = False) -> None:
         """Process waiting frames whose pose can be decided (a later pose came, or never will).
@@ -391,11 +424,13 @@ class CaptureNode(VlkngLifecycleNode):
             f"and capture.pose_source ({self.pose_source}).")
         self.get_logger().warning(self.no_pose_warning)
 
-    def _process(self, stamp: int, msg: Any) -> None:
+    def _process(self, stamp: int, msg: Any, last_of_stream: bool = False) -> None:
+        """Decode, pose and offer one frame to the selector. ``last_of_stream``: the stream ended on
+        this frame, so it is offered even when too soon (the selector decides at its flush)."""
         with self._lock:
             last = self._last_kept_ns
-            if last is not None and 0 <= stamp - last < self.cfg.capture.min_interval_s * NS:
-                self.stats["too_soon"] += 1
+            if not last_of_stream and last is not None and 0 <= stamp - last < self.cfg.capture.min_interval_s * NS:
+                self._skip_too_soon(stamp, msg)
                 return
         try:
             rgb = conv.image_to_rgb(msg)
@@ -410,26 +445,34 @@ class CaptureNode(VlkngLifecycleNode):
         self._note_pose(pose is not None, frame_id)
         try:
             with self._builder_lock:
-                kf = self.builder.ingest_frame(self.tour_id, stamp, rgb, pose, frame_id, depth=depth)
+                kfs = self.builder.ingest(self.tour_id, stamp, rgb, pose, frame_id, depth=depth)
         except Exception as e:  # store down: logged, the stream goes on
             self.stats["store_error"] += 1
             self.get_logger().error(f"keyframe {stamp} not stored: {type(e).__name__}: {e}")
             return
         self.stats["decoded"] += 1
-        if kf is None:
-            return
         with self._lock:
-            self._last_kept_ns = stamp
-            self.stats["keyframes"] += 1
-            if depth is not None:
-                self.stats["keyframes_with_depth"] += 1
-            elif self._depth:
-                self._awaiting_depth[stamp] = True
-                while len(self._awaiting_depth) > DEPTH_BUFFER:
-                    self._awaiting_depth.popitem(last=False)
-        if kf.pose is None:
-            self.stats["keyframes_without_pose"] += 1
-        self.pub.publish(conv.keyframe_to_msg(kf))
+            self._last_processed_ns = stamp
+            self._offered_depth[stamp] = depth is not None
+            while len(self._offered_depth) > DEPTH_BUFFER:
+                self._offered_depth.popitem(last=False)
+        self._publish_kept(kfs)
+
+    def _publish_kept(self, kfs: list) -> None:
+        """Count and publish keyframes just stored (this frame's, or earlier ones held back)."""
+        for kf in kfs:
+            with self._lock:
+                self._last_kept_ns = max(kf.stamp_ns, self._last_kept_ns or kf.stamp_ns)
+                self.stats["keyframes"] += 1
+                if self._offered_depth.get(kf.stamp_ns):
+                    self.stats["keyframes_with_depth"] += 1
+                elif self._depth:
+                    self._awaiting_depth[kf.stamp_ns] = True
+                    while len(self._awaiting_depth) > DEPTH_BUFFER:
+                        self._awaiting_depth.popitem(last=False)
+            if kf.pose is None:
+                self.stats["keyframes_without_pose"] += 1
+            self.pub.publish(conv.keyframe_to_msg(kf))
 
 
 def main(args: list[str] | None = None) -> int:
