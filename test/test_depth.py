@@ -510,3 +510,54 @@ def test_a_shallow_object_against_a_wall_seen_face_on_ends_at_the_wall():
     z[:, : int(box[0])] = 3.2  # behind its left side only: no wall
     one = dp.object_depth(z, box, CAM, camera_height_m=1.0)
     assert one is not None and one.z_m == pytest.approx(free.z_m, abs=1e-6)
+
+
+def _placed_from_cut_views(views, centre, half, height, seed=5):
+    """Where bearings and depth fixes (rendered, noisy, half-size depth as stored) put a block
+    seen from each (x, y, yaw deg) of ``views``; also the sums."""
+    from vlkng_ros.core.images import encode_depth_png
+
+    rng = np.random.default_rng(seed)
+    frames, acc = _Frames(), RayAccumulator()
+    for k, (x, y, deg) in enumerate(views):
+        a = math.radians(deg)
+        z, box = _render_box((x, y), a, centre, half, height)
+        z = (z + rng.normal(0.0, 1.0, z.shape) * dp.DepthNoise().sigma(z)).astype(np.float32)
+        frames.depth[("t", k)] = encode_depth_png(z[::2, ::2])
+        pose = Pose.from_xy_yaw(x, y, a)
+        acc.add(ray_for(pose, box, CAM))
+        assert dp.add_depth_fix(acc, dp.KeyframeDepths(frames), "t", k, pose, box, CAM, dp.DepthNoise(), 0.0, 1.0)
+    return acc.solve()[0], acc
+
+
+def test_a_counter_wider_than_every_view_is_centred_between_the_ends_its_cut_views_saw():
+    """A counter 3 m long and 0.8 m deep, seen from 1.2 m in front of it: no view holds all of it,
+    every box runs off the image's side. Each view sees one end and the counter going on past
+    the border: the middle of what it saw lies toward that end (three views near its south end
+    and one near its north end put it 0.2 m south). The ends seen, across the line of sight,
+    bound the measured extent: its centre is their middle. A view cut on both sides saw no end."""
+    centre, half = (0.0, 0.0), (0.4, 1.5)
+    views = [(-1.6, -1.5, 15.0), (-1.8, -1.4, 12.0), (-1.7, -1.6, 10.0), (-1.6, 1.5, -15.0)]
+    xy, acc = _placed_from_cut_views(views, centre, half, 0.9)
+    assert acc.footprint() is None  # no view saw all of it
+    assert abs(xy[1] - centre[1]) < 0.08
+    assert abs(xy[0] - centre[0]) < 0.3  # across the counter: what the fixes measured
+    assert acc.hull_end_lo[2] == 3 and acc.hull_end_hi[2] == 1  # the y axis: each view saw one end
+    # both sides cut (it fills the view): no end seen, and the position is what the fixes say
+    _, both = _placed_from_cut_views([(-1.0, 0.0, 0.0)], centre, (0.4, 2.5), 0.9)
+    assert both.hull_end_lo.sum() + both.hull_end_hi.sum() == 0
+
+
+def test_cut_views_ends_leave_an_axis_that_whole_views_bound_as_it_was():
+    """Whole views (the object inside the image) saw a face on an axis: the cut views' ends do
+    not add to it, the faces the whole views saw decide (what an object never cut gets)."""
+    acc = RayAccumulator()
+    acc.add_depth((0.0, 0.0), 0.05 * np.eye(2), 1.0, 0.5)
+    acc.add_points(np.array([[-0.5, -1.0], [0.5, 1.0]]), math.pi / 2)  # looking north: the south face
+    for yaw, end in ((math.pi / 2, (1.0, 0.0)), (-math.pi / 2, (-1.0, 0.0)), (0.0, (0.0, 1.0))):
+        acc.add_points(np.array([[-0.5, -1.0], [0.5, 2.0]]), yaw, whole=False, end_dir=end)
+    _, _, closed, side = acc.hull_bounds()
+    assert not closed[2] and side[2] == 1  # the y axis: only the south face, as the whole view saw
+    assert closed[0]  # the x axis: no whole view saw a face there; the cut views saw both ends
+    old = RayAccumulator(acc.to_list()[: RayAccumulator.HULL_SIZE])  # a memory from before: no ends
+    assert old.hull_end_lo.sum() + old.hull_end_hi.sum() == 0 and old.hull_n == 4

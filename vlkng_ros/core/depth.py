@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .geometry import cut_by_border
+from .geometry import BORDER_PX, HULL_PERCENTILE
 from .model import BBox, CameraModel, Pose
 
 CENTRAL_SHARE = 0.6  # the middle share of the box's width and height used for the range
@@ -45,6 +45,9 @@ BEHIND_WIDTH_SHARE = 0.75  # unseen extent along the view, as a share of the wid
 BEHIND_SIGMA_SHARE = 0.3  # the unseen half extent behind the visible surface is a guess to this share (1 sigma)
 MAX_EXTENT_M = 2.5
 FLOOR_BAND_M = 0.04  # readings this near the floor plane are floor, not the object
+FLOOR_AGREE_M = 0.15  # the floor a depth image shows, this near the camera height given (an estimate from floor
+# contacts, up to ~0.1 m off), is the floor (a bed or table top taken for it lies 0.25 m or more off)
+FLOOR_SIGMAS = 2.0  # ... or nearer than this many sigmas of the height error their depth noise makes
 NEAR_PERCENTILE = 15.0  # the object's front: this percentile of its readings' depths (not a bin edge: noise-biased)
 CUT_VAR_M2 = 0.5  # added to both variances of a fix whose box the image border cuts
 OUTLINE_SHARE = 0.05  # readings at either end of the outline (by bearing) that locate its corners
@@ -96,6 +99,7 @@ class DepthFix:
     spread_m: float = 0.0  # depth spread (10th to 90th percentile) of the visible surface
     cut: bool = False  # the object goes on beyond the image's left or right border
     bearing_rad: float = 0.0  # the line of sight's angle right of the optical axis: var_z lies along it
+    cut_side: int = 0  # +1: it goes on beyond the right border only (its left end is seen), -1: the left only
 
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
@@ -137,6 +141,7 @@ class _Readings:
     vs: np.ndarray
     cut: bool = False  # the object goes on beyond the image's left or right border
     backs: tuple[np.ndarray, ...] = ()  # per strip around the box (``_backdrop``), (N, 2) optical (x, z) readings
+    cut_side: int = 0  # +1: it goes on beyond the right border only, -1: the left only (0: neither or both)
 
 
 def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise,
@@ -170,16 +175,17 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     full, us, frows = _sample(depth, bx1, by1, bx2, by2, noise, every_column=True)
     full = _without_others(full, frows, us, others, sx, sy)
     if camera_height_m:
-        full = _without_floor(full, by1, by2, sy, camera, camera_height_m)
+        full = _without_floor(full, frows, sy, camera, camera_height_m, noise)
     lo2, hi2 = _grow(full[np.isfinite(full)], lo, hi, noise)
     inside = np.isfinite(full) & (full >= lo2) & (full <= hi2)
     ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
     vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
-    cut = cut_by_border(bbox, camera) or _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera,
-                                                          camera_height_m)
+    left, right = _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera, camera_height_m)
+    left, right = left or bbox[0] <= BORDER_PX, right or bbox[2] >= camera.width - BORDER_PX
+    cut = left or right
     backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), float(np.median(cluster)), noise, camera,
                                      camera_height_m, others)
-    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs)
+    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs, int(right) - int(left))
 
 
 def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], surface: float, noise: DepthNoise,
@@ -210,7 +216,7 @@ def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], surface: float,
         region, cols, rows = _sample(depth, x1, y1, x2, y2, noise)
         region = _without_others(region, rows, cols, others, sx, sy)
         if camera_height_m:
-            region = _without_floor(region, y1, y2, sy, camera, camera_height_m)
+            region = _without_floor(region, rows, sy, camera, camera_height_m, noise)
         with np.errstate(invalid="ignore"):
             beyond = np.where(region > surface + tol, region, np.inf)
         ok = np.isfinite(beyond)
@@ -248,25 +254,27 @@ def _wall_behind(backs: tuple[np.ndarray, ...], cb: float, sb: float, noise: Dep
 
 
 def _reaches_border(depth: np.ndarray, bx1: int, by1: int, bx2: int, by2: int, lo: float, hi: float,
-                    noise: DepthNoise, sy: float, camera: CameraModel, camera_height_m: float | None) -> bool:
-    """Does the object whose readings lie in [lo, hi] go on to the image's left or right border
+                    noise: DepthNoise, sy: float, camera: CameraModel,
+                    camera_height_m: float | None) -> tuple[bool, bool]:
+    """Does the object whose readings lie in [lo, hi] go on to the image's (left, right) border
     although its box stops short of it (by less than EDGE_MARGIN_SHARE of the width: a detector's
     box jitters by a few pixels)? Its surface then shows in the outermost columns, in its depth
     interval (widened by the noise), in EDGE_ROW_SHARE of the box's rows."""
     h, w = depth.shape[:2]
     margin = EDGE_MARGIN_SHARE * w
     tol = JUMP_M + 3.0 * float(noise.sigma(hi))
+    out = []
     for near_border, cols in ((bx1 <= margin, slice(0, 2)), (w - bx2 <= margin, slice(w - 2, w))):
+        out.append(False)
         if not near_border:
             continue
         strip = depth[by1:by2, cols].astype(np.float32, copy=True)
         if camera_height_m:
-            strip = _without_floor(strip, by1, by2, sy, camera, camera_height_m)
+            strip = _without_floor(strip, np.arange(by1, by2), sy, camera, camera_height_m, noise)
         with np.errstate(invalid="ignore"):
             hit = ((strip >= lo - tol) & (strip <= hi + tol)).any(axis=1)
-        if hit.sum() >= EDGE_ROW_SHARE * max(1, by2 - by1):
-            return True
-    return False
+        out[-1] = bool(hit.sum() >= EDGE_ROW_SHARE * max(1, by2 - by1))
+    return out[0], out[1]
 
 
 def object_points(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise = DepthNoise(),
@@ -359,7 +367,7 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         var_x += (0.6 * width) ** 2 + CUT_VAR_M2
         var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
-                    spread, r.cut, bearing)
+                    spread, r.cut, bearing, r.cut_side)
 
 
 def _box_angle(bbox: BBox, camera: CameraModel) -> float:
@@ -434,14 +442,19 @@ def _flying(region: np.ndarray, noise: DepthNoise) -> np.ndarray:
     return out
 
 
-def _without_floor(region: np.ndarray, y1: int, y2: int, sy: float, camera: CameraModel,
-                   camera_height_m: float) -> np.ndarray:
-    """``region`` with readings on the floor plane (within FLOOR_BAND_M of it) set to NaN."""
-    rows = (np.arange(y1, y2)[:: max(1, (y2 - y1) // region.shape[0])][: region.shape[0]] + 0.5) / sy
+def _without_floor(region: np.ndarray, rows: np.ndarray, sy: float, camera: CameraModel,
+                   camera_height_m: float, noise: DepthNoise) -> np.ndarray:
+    """``region`` with readings on the floor plane set to NaN: within FLOOR_BAND_M of it plus
+    FLOOR_SIGMAS of the height error a reading's depth noise makes (a reading (v - cy) / fy * z
+    below the axis is off by (v - cy) / fy * sigma(z): far away, the floor just in front of an
+    object, inside its box, scatters over the object's depths)."""
+    rows = (np.asarray(rows)[: region.shape[0]] + 0.5) / sy  # the region's rows (depth image rows)
+    slope = np.abs((rows - camera.cy) / camera.fy)[:, None]
     below = ((rows - camera.cy) / camera.fy)[:, None] * region  # metres below the optical axis
     out = region.copy()
     with np.errstate(invalid="ignore"):
-        out[np.abs(below - camera_height_m) < FLOOR_BAND_M] = np.nan
+        band = FLOOR_BAND_M + FLOOR_SIGMAS * slope * noise.sigma(region)
+        out[np.abs(below - camera_height_m) < band] = np.nan
     return out
 
 
@@ -665,6 +678,8 @@ class _Measured:
     cov: np.ndarray
     points: np.ndarray | None  # (N, 2) map-plane surface points
     yaw: float
+    noise_m: float = 0.0  # the depth noise (sigma) at the object's surface
+    origin: tuple[float, float] = (0.0, 0.0)  # the camera's position in the map plane
 
 
 def _measure(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pose, bbox: BBox,
@@ -674,22 +689,35 @@ def _measure(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pos
     if depth is None:
         return None
     acc.depth_tried += 1  # measured, whatever comes of it: a re-solve need not measure it again
-    if not camera_height_m:  # not given nor estimated yet: the floor in this very depth image
-        camera_height_m = depths.camera_height(tour_id, stamp_ns, camera)
+    seen = depths.camera_height(tour_id, stamp_ns, camera)  # the floor this very depth image shows
+    # that floor where it agrees with the height given (an estimate from the tour's floor contacts,
+    # centimetres off: floor readings then passed for the object's), else the height given
+    if seen and (not camera_height_m or abs(seen - camera_height_m) <= FLOOR_AGREE_M):
+        camera_height_m = seen
     r = _object_readings(depth, bbox, camera, noise, camera_height_m, others)
     fix = _fix(r, bbox, camera, noise)
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
     pts = _optical_points(r, camera)
-    return _Measured(fix, xy, cov, optical_to_map(pts, pose, pitch_rad) if pts is not None else None, pose.yaw)
+    return _Measured(fix, xy, cov, optical_to_map(pts, pose, pitch_rad) if pts is not None else None, pose.yaw,
+                     float(noise.sigma(fix.surface_m)), (pose.x, pose.y))
 
 
 def _add_measured(acc, m: _Measured) -> None:
     cut = m.fix.cut
     acc.add_depth(m.xy, m.cov, 0.0 if cut else m.fix.width_m, 0.0 if cut else m.fix.extent_m)
     if m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
-        acc.add_points(m.points, m.yaw, whole=not cut)
+        # cut on one side only, the view still saw the object's end on the other side: the
+        # outline's end there (the readings' outermost bearing) is its extreme across that ray
+        end = None
+        if m.fix.cut_side:
+            ray = np.arctan2(m.points[:, 1] - m.origin[1], m.points[:, 0] - m.origin[0])
+            ray = m.yaw + np.angle(np.exp(1j * (ray - m.yaw)))  # unwrapped about the camera's heading
+            sight = float(np.percentile(ray, 100.0 - HULL_PERCENTILE if m.fix.cut_side > 0 else HULL_PERCENTILE))
+            end = (-m.fix.cut_side * math.sin(sight), m.fix.cut_side * math.cos(sight))
+        acc.add_points(m.points, m.yaw, whole=not cut, end_dir=end, noise_m=m.noise_m,
+                       sight_yaw=m.yaw - m.fix.bearing_rad)
 
 
 def add_depth_fixes(acc, depths: KeyframeDepths, sightings, noise: DepthNoise, pitch_rad: float = 0.0,

@@ -50,12 +50,14 @@ CROSSING_DEPTH_FLOOR = 0.1  # ... down to this share of the depth fixes' informa
 HULL_AXES = 4  # directions (0, 45, 90, 135 deg) along which an object's measured surface points' extent is kept
 HULL_FACE_COS = 0.5  # a view looking within 60 deg of an axis direction sees the object's face across it
 HULL_PERCENTILE = 2.0  # a view's points' extent along an axis: this percentile from either end (noise)
+HULL_NOISE_SIGMAS = 2.05  # the HULL_PERCENTILE-th percentile of normal noise lies this many sigmas from its mean
 HULL_ROUNDS = 8  # alternating projections onto the axes' bounds
 HULL_MIN_WIDTH_M = 0.45  # narrower (mean measured width): the unseen-depth guess (0.375 w) is off by less than the
 # points' cross-view registration error (pose error, stray readings of a thin object's background)
 HULL_DIRS = np.stack([np.cos(np.arange(HULL_AXES) * math.pi / HULL_AXES),
                       np.sin(np.arange(HULL_AXES) * math.pi / HULL_AXES)], axis=1)  # the hull axes' unit vectors
 HULL_DIRS.flags.writeable = False
+HULL_END_COS = math.cos(math.pi / (2 * HULL_AXES)) - 1e-9  # the hull axis nearest a direction lies within this cos
 DEPTH_SHAPE_SHARE = 0.15  # a depth-placed centre is uncertain by this share of the object's footprint
 MIN_FLOOR_DEPRESSION = 0.03  # tan of the box bottom's angle below the axis: nearer the horizon the range is too uncertain
 FLOOR_RANGE_REL_SIGMA = 0.15  # relative error of a floor-contact range (box jitter, uneven floor, camera pitch)
@@ -148,14 +150,16 @@ class RayAccumulator:
     many views saw the object's face at either end; ``solve`` bounds the centre by it
     (``_hull_adjusted``)."""
 
-    SIZE = 34 + 4 * HULL_AXES + 1
+    HULL_SIZE = 34 + 4 * HULL_AXES + 1
+    SIZE = HULL_SIZE + 2 * HULL_AXES
     DEPTH_SIZE = 34
     BEARING_SIZE = 10
     FLOOR_SIZE = 20
     FORWARD_SIZE = 24
 
     def __init__(self, values: list[float] | None = None) -> None:
-        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, 32, 33, self.DEPTH_SIZE, self.SIZE)
+        sizes = (self.BEARING_SIZE, self.FLOOR_SIZE, self.FORWARD_SIZE, 32, 33, self.DEPTH_SIZE, self.HULL_SIZE,
+                 self.SIZE)
         v = list(values) if values and len(values) in sizes else []
         v += [0.0] * (self.SIZE - len(v))
         self.a = np.array([[v[0], v[1]], [v[1], v[2]]])
@@ -189,6 +193,9 @@ class RayAccumulator:
         self.hull_seen_lo = np.array(v[k + 2 * h: k + 3 * h])
         self.hull_seen_hi = np.array(v[k + 3 * h: k + 4 * h])
         self.hull_n = v[k + 4 * h]  # views whose points are in the extents
+        # how many views cut by the border on one side saw the object's end at either end of the axis
+        self.hull_end_lo = np.array(v[k + 4 * h + 1: k + 5 * h + 1])
+        self.hull_end_hi = np.array(v[k + 5 * h + 1: k + 6 * h + 1])
 
     def add(self, ray: Ray) -> None:
         d = np.array([math.cos(ray.angle), math.sin(ray.angle)])
@@ -227,10 +234,16 @@ class RayAccumulator:
             self.depth_extent += max(0.0, float(extent_m))
             self.depth_fp_n += 1
 
-    def add_points(self, points_xy: np.ndarray, view_yaw: float, whole: bool = True) -> None:
+    def add_points(self, points_xy: np.ndarray, view_yaw: float, whole: bool = True,
+                   end_dir: tuple[float, float] | None = None, noise_m: float = 0.0,
+                   sight_yaw: float | None = None) -> None:
         """An object's measured surface points (N, 2) in the map plane, seen by a camera looking
         along ``view_yaw``; ``whole``: the view saw all of the object (its box not cut by the
-        image border), so the faces it looks at count as seen."""
+        image border), so the faces it looks at count as seen. ``end_dir``: a view cut by the
+        border on one side only saw the object's end on the other side, across its line of
+        sight in this (unit) direction: that end counts as seen along the hull axis nearest it
+        (the object reaches past the border on the cut side, so what the view measured there,
+        and its centre, are no bound)."""
         p = np.asarray(points_xy, dtype=float).reshape(-1, 2)
         if p.shape[0] == 0:
             return
@@ -238,6 +251,13 @@ class RayAccumulator:
         proj = p @ axes.T  # (N, HULL_AXES)
         lo = np.percentile(proj, HULL_PERCENTILE, axis=0)
         hi = np.percentile(proj, 100.0 - HULL_PERCENTILE, axis=0)
+        if noise_m > 0.0:
+            # the readings scatter along the line of sight by the depth noise: their outer
+            # percentiles lie HULL_NOISE_SIGMAS of it beyond the surface, not on it
+            y = view_yaw if sight_yaw is None else sight_yaw
+            trim = HULL_NOISE_SIGMAS * noise_m * np.abs(axes @ np.array([math.cos(y), math.sin(y)]))
+            mid = 0.5 * (lo + hi)
+            lo, hi = np.minimum(lo + trim, mid), np.maximum(hi - trim, mid)
         if self.hull_n > 0:
             lo, hi = np.minimum(lo, self.hull_lo), np.maximum(hi, self.hull_hi)
         self.hull_lo, self.hull_hi = lo, hi
@@ -246,6 +266,10 @@ class RayAccumulator:
             c = axes @ np.array([math.cos(view_yaw), math.sin(view_yaw)])
             self.hull_seen_lo = self.hull_seen_lo + (c > HULL_FACE_COS)  # looking along +axis: the low face
             self.hull_seen_hi = self.hull_seen_hi + (c < -HULL_FACE_COS)
+        if end_dir is not None:
+            c = axes @ np.asarray(end_dir, dtype=float)
+            self.hull_end_hi = self.hull_end_hi + (c >= HULL_END_COS)  # the end lies toward +axis: the high face
+            self.hull_end_lo = self.hull_end_lo + (c <= -HULL_END_COS)
 
     def hull_bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """(axes (HULL_AXES, 2), extent midpoints, closed, side) or None without points: along a
@@ -256,6 +280,9 @@ class RayAccumulator:
         if self.hull_n <= 0:
             return None
         lo, hi = self.hull_seen_lo > 0, self.hull_seen_hi > 0
+        # where no whole view saw either face, the ends that cut views saw
+        free = ~(lo | hi)
+        lo, hi = lo | (free & (self.hull_end_lo > 0)), hi | (free & (self.hull_end_hi > 0))
         return (HULL_DIRS, 0.5 * (self.hull_lo + self.hull_hi), lo & hi,
                 np.where(lo & ~hi, 1, np.where(hi & ~lo, -1, 0)))
 
@@ -294,7 +321,8 @@ class RayAccumulator:
                 float(self.depth_info[1, 1]), float(self.depth_rhs[0]), float(self.depth_rhs[1]),
                 float(self.depth_n), float(self.depth_width), float(self.depth_extent), float(self.depth_fp_n),
                 float(self.depth_tried)] + [float(x) for x in (*self.hull_lo, *self.hull_hi, *self.hull_seen_lo,
-                                                                 *self.hull_seen_hi, self.hull_n)]
+                                                                 *self.hull_seen_hi, self.hull_n,
+                                                                 *self.hull_end_lo, *self.hull_end_hi)]
 
     @property
     def has_floor(self) -> bool:
@@ -384,10 +412,12 @@ class RayAccumulator:
         squares over them when they fix both coordinates), else (alternating projections) onto
         that middle along the one closed axis and, along the axes seen from one end, at least as
         far from the seen face as that middle. The fixes' centres carry a guess of the unseen
-        depth; the surface measured across views bounds it."""
+        depth; the surface measured across views bounds it. An object no view saw whole (every
+        box cut by the border) has no footprint: its points' widest extent is its width's lower bound."""
         hull = self.hull_bounds()
         fp = self.footprint()
-        if hull is None or fp is None or fp[0] < HULL_MIN_WIDTH_M:
+        width = fp[0] if fp is not None else (float(np.max(self.hull_hi - self.hull_lo)) if self.hull_n > 0 else 0.0)
+        if hull is None or width < HULL_MIN_WIDTH_M:
             return xy
         axes, mid, closed, side = hull
         if closed.any():
