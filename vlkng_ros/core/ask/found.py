@@ -95,7 +95,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       is_kind_of, sibling_kinds, verb_base)
+                       is_kind_of, opposed, sibling_kinds, verb_base)
 from .query import COLORS, FUNCTION_WORDS, LIGHT_VERBS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular, words
 
 if TYPE_CHECKING:
@@ -418,7 +418,8 @@ class FoundRule:
         for i, tok in enumerate(toks[1:], 1):
             related = self.lexicon.related(tok) if tok not in USE_STOPWORDS and singular(tok) not in purpose else {}
             variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
-                         if singular(w) != singular(tok)
+                         if singular(w) not in (singular(tok), singular(toks[0]))  # "drink coffee" is
+                         # no "drink drink": the fridge's "store *drinks*" names no drinking
                          and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
         # a verb of two words ("stretch out"): its few senses are its meaning; a one-word verb's
         # relatives span all its senses ("browse": graze, eat; "show": display)
@@ -476,6 +477,8 @@ class FoundRule:
             shared = set(act) & set(own)
             if set(own) <= shared and not shared & verbs:
                 continue  # the affordance is only a word the activity uses otherwise: the plant's "water"
+            if self._opposite_use(act, aff):
+                continue  # "keep my groceries cold": the stove's "heat food" makes them hot
             if where and _other_relation(where, words(aff)[-1]):
                 continue  # "something to put flowers in" (a container) is no "put things on" (a surface)
             if purpose and set(own) <= shared and not shared & set(purpose):
@@ -507,6 +510,20 @@ class FoundRule:
             elif own:
                 best = max(best, self._act_stands_out(phrase, aff))
         return best
+
+    def _opposite_use(self, act: list[str], aff: str) -> bool:
+        """Does the affordance ``aff`` do the opposite of the activity's words ``act`` (``_content``):
+        a word of what it does (its words before its first preposition: "heat food", "keep dry" of
+        "keep dry in the rain") names a state opposite to one of the activity's, by the lexicon's
+        antonyms (``lexicon.opposed``)? "Keep my groceries *cold*": the stove's "*heat* food" (heating
+        makes hot); "boil *water*": the towel's "*dry* hands". Words the two share are no opposition."""
+        does = []
+        for w in words(aff):
+            if w in USE_STOPWORDS or w in PARTICLES or w in PLACE_WORDS:
+                break
+            does.append(singular(w))
+        mine = [w for w in act if w not in does]
+        return any(opposed(self.lexicon, a, b) for a in mine for b in does if b not in act)
 
     def activity_evidence(self, phrase: str, node, text: str = "") -> bool:
         """Does the thing ``node`` serve the activity ``phrase`` on its own evidence: an affordance
