@@ -1051,3 +1051,45 @@ def test_a_place_to_do_something_is_where_one_does_it(reading_memory, question, 
     assert res.success and res.found, (question, res.answer)
     assert res.target_object_id == expected, (question, res.target_object_id, res.answer)
     assert res.goal is not None
+
+
+# round 10: a use that does the opposite of the activity, or names its verb only as a thing
+@pytest.mark.parametrize("thing,question", [
+    # heating makes hot, the opposite of cold (WordNet's antonyms): was the stove, with a goal
+    (("o-stove", "stove", "a white metal stove", ["cook on", "heat food"], (1.0, 1.0), [1, 2]),
+     "Where can I keep my groceries cold?"),
+    # outside the simulator's words: a heater warms, the butter is to stay cool
+    (("o-heater", "heater", "a white oil heater", ["warm the room"], (1.0, 1.0), [1, 2]),
+     "Where could I keep the butter cool?"),
+    (("o-box", "cool box", "a blue plastic cool box", ["keep drinks cold"], (1.0, 1.0), [1, 2]),
+     "Where can I keep my soup warm?"),
+    # the fridge's "store *drinks*" names drinks as a thing stored, no drinking from it
+    (FRIDGE, "Where did I see something I could drink coffee from?"),
+    (FRIDGE, "Where could I drink some juice from?"),
+])
+def test_a_use_doing_the_opposite_does_not_serve_an_activity(tmp_path, thing, question):
+    """Issues 11/17: 2004ba3 sent the robot to the stove, the cool box and the fridge (coffee); the
+    heater and the juice were not found there either (guards)."""
+    _assert_not_seen(_hand_built(tmp_path / "mem", _things(thing)), question)
+
+
+opposite_memory = _memory_fixture("act10", _things(
+    ("o-stove", "stove", "a white metal stove", ["cook on", "heat food"], (1.0, 1.0), [1, 2]),
+    ("o-fridge", "fridge", "a white metal fridge", ["keep food cold", "store drinks"], (2.0, 1.0), [3, 4]),
+    ("o-heater", "heater", "a white oil heater", ["warm the room"], (5.0, 1.0), [5, 6]),
+    ("o-mug", "mug", "a red ceramic mug", ["drink from"], (3.0, 2.0), [7, 8]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where can I keep my groceries cold?", "o-fridge"),
+    ("Where could I keep the butter cool?", "o-fridge"),
+    ("Where can I heat up my soup?", "o-stove"),
+    ("Where did I see something I could drink coffee from?", "o-mug"),
+    ("Where should I put the milk?", "o-fridge"),
+])
+def test_an_activity_is_served_by_what_does_it(opposite_memory, question, expected):
+    res = _ask_home(opposite_memory, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id == expected, (question, res.target_object_id, res.answer)
+    assert res.goal is not None
