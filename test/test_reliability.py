@@ -1093,3 +1093,41 @@ def test_an_activity_is_served_by_what_does_it(opposite_memory, question, expect
     assert res.success and res.found, (question, res.answer)
     assert res.target_object_id == expected, (question, res.target_object_id, res.answer)
     assert res.goal is not None
+
+
+# "put away" is a verb of its own (storing, not putting on), and a jacket is clothing
+@pytest.mark.parametrize("thing,question", [
+    (("o-ctable", "coffee table", "a low wood coffee table", ["put things on"], (1.0, 1.0), [1, 2]),
+     "Where should I put away my jacket?"),
+    (("o-ctable", "coffee table", "a low wood coffee table", ["put things on"], (1.0, 1.0), [1, 2]),
+     "Where can I put my scarf away?"),
+    (("o-wardrobe", "wardrobe", "a brown wood wardrobe", ["store clothes in"], (1.0, 1.0), [1, 2]),
+     "Where can I put my books away?"),
+])
+def test_putting_away_is_storing_what_a_thing_stores(tmp_path, thing, question):
+    """Issues 11/17: 2004ba3 sent the robot to the coffee table for "put my scarf away" (its "put
+    things on" shares the word "put"); the jacket there and books (no clothes) are guards."""
+    _assert_not_seen(_hand_built(tmp_path / "mem", _things(thing)), question)
+
+
+closet_memory = _memory_fixture("act10c", _things(
+    ("o-ctable", "coffee table", "a low wood coffee table", ["put things on"], (1.0, 1.0), [1, 2, 3, 4, 5]),
+    ("o-wardrobe", "wardrobe", "a brown wood wardrobe", ["store clothes in"], (6.0, 1.0), [6, 7]),
+    ("o-cupboard", "cupboard", "a white wood cupboard", ["store dishes in"], (3.0, 4.0), [8, 9]),
+    ("o-rack", "shoe rack", "a black metal shoe rack", ["store shoes on"], (8.0, 3.0), [10]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where should I put away my jacket?", "o-wardrobe"),
+    ("Where can I put my scarf away?", "o-wardrobe"),
+    ("Where do I put away the plates?", "o-cupboard"),
+    ("Where can I put my boots away?", {"o-rack", "o-wardrobe"}),
+    ("Where can I put my keys down?", "o-ctable"),  # guard: "put down" is a way to put
+])
+def test_an_activity_is_served_by_what_stores_it(closet_memory, question, expected):
+    """2004ba3 found nothing for the jacket, the scarf and the boots (plates, keys: guards)."""
+    res = _ask_home(closet_memory, question)
+    assert res.success and res.found, (question, res.answer)
+    assert res.target_object_id in ({expected} if isinstance(expected, str) else expected), (question, res.target_object_id)
+    assert res.goal is not None

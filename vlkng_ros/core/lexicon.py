@@ -853,3 +853,17 @@ def opposed(lexicon: Lexicon, a: str, b: str) -> bool:
         log.warning("WordNet lookup of %r / %r failed (%s)", a, b, e)
         return False
     return bool(ha & ob or hb & oa or va & vob or vb & voa)
+
+
+def defined_by_verb(lexicon: Lexicon, verb: str, other: str, senses: int = OPPOSITE_SENSES) -> bool:
+    """Does the dictionary define ``verb`` (its ``senses`` commonest verb senses) by doing
+    ``other``, a verb of one or two words ("store": "find a place for and *put away* for storage")?
+    A lexicon without WordNet's files relates nothing."""
+    if not isinstance(lexicon, WordNetLexicon) or not verb or not other or verb == other:
+        return False
+    wanted = GLOSS_WORD.findall(other.lower())
+    for gloss in _pos_lexicon(lexicon, "verb").glosses(verb, senses):
+        tokens = GLOSS_WORD.findall(gloss.lower())
+        if any(tokens[i:i + len(wanted)] == wanted for i in range(len(tokens))):
+            return True
+    return False
