@@ -1131,3 +1131,32 @@ def test_an_activity_is_served_by_what_stores_it(closet_memory, question, expect
     assert res.success and res.found, (question, res.answer)
     assert res.target_object_id in ({expected} if isinstance(expected, str) else expected), (question, res.target_object_id)
     assert res.goal is not None
+
+
+# two uses acting on one thing are matched by their verbs: washing hands is no drying them
+@pytest.mark.parametrize("thing,question", [
+    (TOWEL, "Where can I wash my hands?"),
+    (("o-dryer", "hand dryer", "a white plastic hand dryer", ["dry hands"], (1.0, 1.0), [1, 2]),
+     "Where could I wash my hands?"),
+    (("o-basin", "basin", "a white ceramic basin", ["wash hands at"], (1.0, 1.0), [1, 2]),
+     "Where can I dry my hands?"),
+])
+def test_a_use_sharing_only_what_is_acted_on_does_not_serve(tmp_path, thing, question):
+    """Issues 11/17: 2004ba3 sent the robot to the towel for "wash my hands" (read depth seed 231:
+    the sink unseen); its "dry hands with" was 0.41 over the background through "hands" alone."""
+    _assert_not_seen(_hand_built(tmp_path / "mem", _things(thing)), question)
+
+
+wash_memory = _memory_fixture("act10w", _things(
+    TOWEL,
+    ("o-sink", "sink", "a white ceramic sink", ["wash hands at"], (2.0, 1.0), [3, 4]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where can I wash my hands?", "o-sink"),
+    ("Where can I dry my hands?", "o-towel"),
+    ("Where could I rinse my hands?", "o-sink"),
+])
+def test_washing_and_drying_hands_each_find_their_thing(wash_memory, question, expected):
+    _assert_found(wash_memory, question, expected)

@@ -405,7 +405,7 @@ class FoundRule:
         vecs = self._vecs([a, b])
         return float(vecs[0] @ vecs[1]) - max(self._act_level(a), self._act_level(b))
 
-    def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+    def affordance_match(self, phrase: str, affordances, text: str = "", labels=()) -> float:
         """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
         retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
         drink", the fridge's "store drinks"; not what the activity is for: the tea of "heat water
@@ -436,7 +436,14 @@ class FoundRule:
             aw = words(aff)
             if aw and verb and defined_by_verb(self.lexicon, aw[0], verb):
                 variants.append(" ".join([aw[0], *(w for w in toks[1:] if w not in verb.split())]))
-        return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
+        return max(self._affordance_match(v, affordances, text, labels) for v in dict.fromkeys(variants))
+
+    def _made_for(self, labels, verb: str, other: str) -> bool:
+        """Do the definitions of a thing seen as ``labels`` (its commonest sense and its kinds:
+        ``Lexicon.kind_definitions``) name ``verb`` and not ``other``? A towel is "cloth ... for
+        *drying*", no washing; a washbasin is "where you can *wash* your hands"."""
+        text = set(words(" ".join(g for lab in dict.fromkeys(labels) for g in self.lexicon.kind_definitions(lab, 1))))
+        return bool(_verb_forms(verb) & text) and not _verb_forms(other) & text
 
     def _phrasal_verb(self, toks: list[str]) -> str:
         """An activity's verb: its first word, or it with a particle right after it or ending the
@@ -480,7 +487,7 @@ class FoundRule:
                     return rest
         return []
 
-    def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+    def _affordance_match(self, phrase: str, affordances, text: str = "", labels=()) -> float:
         """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
         activity ``phrase`` (a verb and what it acts on: "wash hands"): 1.0 when the affordance says
         the whole activity ("sit on" for "sit"), two of its words ("put on shoes at" for "sit to
@@ -502,6 +509,7 @@ class FoundRule:
         states = {singular(w) for v, p, w in zip(tokens, tokens[1:], tokens[2:])
                   if p in OBJECT_PRONOUNS and singular(v) in verbs}
         purpose = self.purpose_clause(act, text)
+        purpose_of = _purpose_words(tokens)
         where = tokens[-1] if tokens and tokens[-1] in CONTAINMENT + SUPPORT else ""
         best = -1.0
         affordances = list(dict.fromkeys(a for a in affordances if a and a.strip()))
@@ -529,18 +537,23 @@ class FoundRule:
                 # "print documents" is what the printer does, not where anyone sits
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
                 return 1.0
-            if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states):
+            if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states) or (
+                    shared and own and not shared & verbs and self._made_for(labels, own[0], act[0])):
                 # the activity's verb is no verb of the affordance ("dry hands": "keep dry in the
                 # rain"), or the affordance's verb is a state the activity leaves one in ("keep me
-                # dry": "dry hands with"): the words they do not share decide
-                rest_act = " ".join(w for w in act if w not in shared)
+                # dry": "dry hands with"), or the two share only what is acted on and the thing's
+                # definition names its own verb, not the activity's ("wash hands": the towel, "cloth
+                # ... for *drying*", and its "dry hands with"): the words they do not share decide,
+                # not what the activity is for ("heat water for tea": heat, against "boil")
+                rest_act = " ".join(w for w in act if w not in shared and w not in purpose_of)
                 rest_own = " ".join(w for w in own if w not in shared)
                 if rest_act and rest_own:
                     best = max(best, self._act_stands_out(rest_act, rest_own))
             elif shared == {act[0]} == set(own[:1]) and act[1:] and own[1:]:
                 # one verb, each acting on its own thing ("store books", a shoe rack's "store shoes
                 # on"): the verb alone says nothing of the use; the things must be alike too
-                if self._alike_things(act[1:], words(aff)[1:]):  # as written: "clothes", no "clothe"
+                if self._alike_things([w for w in act[1:] if w not in purpose_of], words(aff)[1:]):
+                    # as written ("clothes", no "clothe"); not what it is for: "heat water for tea"
                     return 1.0  # "store jacket": the wardrobe's "store clothes in"
                 if self.match(" ".join(act[1:]), [" ".join(own[1:])]) >= self.margin:
                     best = max(best, self._act_stands_out(phrase, aff))
@@ -575,7 +588,7 @@ class FoundRule:
             return True  # the phrase starts with a thing the label names, read as a verb ("couch I
             # could sit on": "couch sit"; "mug}) RETURN n": "mug return n"), or acts on it ("leave
             # rucksack": a backpack; ``serves`` keeps a thing only acted on from a use it lacks)
-        if self.affordance_match(phrase, node.affordances, text) >= ACTIVITY_MARGIN:
+        if self.affordance_match(phrase, node.affordances, text, _labels(node)) >= ACTIVITY_MARGIN:
             return True
         fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
         return fit is not None and fit[1] <= DEFINITION_ADMIT_STEPS
@@ -588,7 +601,7 @@ class FoundRule:
         uses = [a for a in node.affordances if words(a) and words(a)[-1] in POSITION_WORDS]
         if not uses:
             return False
-        if self.affordance_match(phrase, uses, text) >= ACTIVITY_MARGIN:
+        if self.affordance_match(phrase, uses, text, _labels(node)) >= ACTIVITY_MARGIN:
             return True
         pw = words(phrase)  # "do paperwork" names its purpose as a light verb does ("have a meal"):
         # "work that involves handling papers", the desk's "work at"
@@ -727,15 +740,17 @@ class FoundRule:
             if key is not None:
                 fit[o] = key
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
-        if within and not within & set(above):  # the armchair one reads in, below the floor
-            above += [o for o in serving if o in within and (o in fit or not defined_only)
-                      and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
+        verbs = self.purpose_verbs(pq.target, text) if pq.target else set()
+        purposed = {o for o in serving if _place_for(sub.objects[o], verbs)}  # the table one eats at
+        for first in (within, purposed):  # the armchair one reads in, below the floor
+            if first and not first & set(above):
+                above += [o for o in serving if o in first and o not in above and (o in fit or not defined_only)
+                          and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
                 above[i] = o
-            verbs = self.purpose_verbs(pq.target, text) if pq.target else set()
-            return sorted(above, key=lambda o: (o not in within, not _place_for(sub.objects[o], verbs)))  # stable
+            return sorted(above, key=lambda o: (o not in within, o not in purposed))  # stable
         near = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
         said = [o for o in near if pq.target and self.names_use(pq.target, sub.objects[o])]
         low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS and o in near]
