@@ -440,10 +440,15 @@ class FoundRule:
 
     def _made_for(self, labels, verb: str, other: str) -> bool:
         """Do the definitions of a thing seen as ``labels`` (its commonest sense and its kinds:
-        ``Lexicon.kind_definitions``) name ``verb`` and not ``other``? A towel is "cloth ... for
-        *drying*", no washing; a washbasin is "where you can *wash* your hands"."""
-        text = set(words(" ".join(g for lab in dict.fromkeys(labels) for g in self.lexicon.kind_definitions(lab, 1))))
-        return bool(_verb_forms(verb) & text) and not _verb_forms(other) & text
+        ``Lexicon.kind_definitions``) or the labels themselves name ``verb`` (or its doer: a hand
+        *dryer*) and not ``other``? A towel is "cloth ... for *drying*", no washing; a washbasin is
+        "where you can *wash* your hands"."""
+        labels = list(dict.fromkeys(labels))
+        text = set(words(" ".join([*labels, *(g for lab in labels for g in self.lexicon.kind_definitions(lab, 1))])))
+
+        def forms(v: str) -> set[str]:
+            return _verb_forms(v) | {v + "er", v + "r"}
+        return bool(forms(verb) & text) and not forms(other) & text
 
     def _phrasal_verb(self, toks: list[str]) -> str:
         """An activity's verb: its first word, or it with a particle right after it or ending the
