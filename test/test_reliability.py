@@ -1160,3 +1160,20 @@ wash_memory = _memory_fixture("act10w", _things(
 ])
 def test_washing_and_drying_hands_each_find_their_thing(wash_memory, question, expected):
     _assert_found(wash_memory, question, expected)
+
+
+# what the purpose is done at, just below the relevance floor, before what one only sits on
+meal_memory = _memory_fixture("act10m", _things(
+    ("o-bench", "bench", "a gray wood bench", ["sit on", "put on shoes at", "put things on"], (8.0, 1.0),
+     [1, 2, 3, 4, 5, 6, 7]),
+    ("o-sofa", "sofa", "a gray fabric sofa", ["sit on", "lie down on", "watch TV from"], (5.0, 3.0), [10, 11]),
+    ("o-stool", "stool", "a black metal stool", ["sit on"], (3.0, 3.0), [12, 13]),
+    ("o-table", "dining table", "a brown wood dining table", ["eat at", "put things on"], (2.0, 1.0), [3]),
+))
+
+
+@pytest.mark.parametrize("question", ["Where could we sit down for breakfast?", "Where could we sit down for dinner?"])
+def test_sitting_down_for_a_meal_is_at_the_table(meal_memory, question):
+    """Issues 11/17: 2004ba3 sent "sit down for breakfast" to the stool (the table 0.33 against the
+    0.36 floor; breakfast is "the first meal of the day", a meal is "eaten"); dinner: guard."""
+    _assert_found(meal_memory, question, "o-table")
