@@ -67,7 +67,16 @@ than by a constant fit to one world:
   stored") is never served by the thing acted on; a verb written inflected is read in its
   dictionary form (``activity_form``: "stored books" is "store books"); and one verb acting on
   two different things ("store books", a shoe rack's "store shoes on") is no match unless the
-  things are alike;
+  things are alike. A use doing the opposite of the activity does not serve it (``_opposite_use``,
+  WordNet's antonyms through its adjective clusters, ``lexicon.opposed``: "keep my groceries
+  *cold*" is no stove's "*heat* food", heating making hot); "drink coffee" is never "drink drink"
+  (the fridge's "store *drinks*"); a verb with a particle the verb lexicon does not relate to its
+  first word ("put away": storing) shares no verb with a use of that word alone ("put things on"),
+  and is served by a use whose verb the dictionary defines by it (``lexicon.defined_by_verb``:
+  store, "put away for storage") acting on a kind of the thing (``_alike_things``: a jacket and
+  the wardrobe's clothes are both clothing); two uses sharing only what is acted on, of a thing
+  defined (or named) by the use's verb and not the activity's (a towel, "cloth ... for *drying*";
+  a hand dryer), are matched by their verbs ("wash" against "dry": no match);
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first. What serves the
@@ -76,7 +85,11 @@ than by a constant fit to one world:
   before the chair's "sit on"). A question for a place to do it ("a comfy spot to read a book")
   first takes a thing one does it in, on or at (``done_within``: the armchair's "read in", not the
   lamp's "read by"), one just below the relevance floor when none above it is one; "do X" there is
-  read by what X's definition names ("paperwork": "work ...", the desk's "work at").
+  read by what X's definition names ("paperwork": "work ...", the desk's "work at"). In the same
+  way a thing doing what the purpose is for ("sit down for breakfast": the table's "eat at") is
+  taken just below the floor, first, when none above it does, and a use saying the whole
+  activity in the dictionary's words (``names_use``: the wardrobe for "put away my jacket") when
+  nothing above the floor serves.
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
