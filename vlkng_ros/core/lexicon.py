@@ -787,6 +787,12 @@ OPPOSITE_SENSES = 2  # a word's commonest senses per part of speech read for wha
 _STATE_LEXICONS: dict[tuple[str, str], "WordNetLexicon"] = {}
 
 
+def _has_pos(lexicon: Lexicon, *pos: str) -> bool:
+    """A WordNet lexicon whose directory holds these parts of speech's files (a copy may lack some)."""
+    return isinstance(lexicon, WordNetLexicon) and all(
+        (lexicon.root / f"{kind}.{p}").is_file() for p in pos for kind in ("index", "data"))
+
+
 def _pos_lexicon(lexicon: "WordNetLexicon", pos: str) -> "WordNetLexicon":
     """The lexicon of one part of speech ("adj", "noun", "verb") beside ``lexicon``'s files."""
     if lexicon.pos == pos:
@@ -844,7 +850,7 @@ def opposed(lexicon: Lexicon, a: str, b: str) -> bool:
     """Do the words ``a`` and ``b`` name opposite states, as WordNet's antonyms say ("cold" and
     "heat": cold is the opposite of hot, and heating makes hot; "wet" and "dry"; the verbs "heat"
     and "cool")? A lexicon without WordNet's files relates nothing."""
-    if not isinstance(lexicon, WordNetLexicon) or not a or not b or a == b:
+    if not _has_pos(lexicon, "adj", "noun", "verb") or not a or not b or a == b:
         return False
     try:
         ha, oa, va, voa = _states(lexicon, a)
@@ -859,7 +865,7 @@ def defined_by_verb(lexicon: Lexicon, verb: str, other: str, senses: int = OPPOS
     """Does the dictionary define ``verb`` (its ``senses`` commonest verb senses) by doing
     ``other``, a verb of one or two words ("store": "find a place for and *put away* for storage")?
     A lexicon without WordNet's files relates nothing."""
-    if not isinstance(lexicon, WordNetLexicon) or not verb or not other or verb == other:
+    if not _has_pos(lexicon, "verb") or not verb or not other or verb == other:
         return False
     wanted = GLOSS_WORD.findall(other.lower())
     for gloss in _pos_lexicon(lexicon, "verb").glosses(verb, senses):
