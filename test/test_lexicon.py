@@ -498,3 +498,25 @@ def test_installed_wordnet_things_for_one_use():
     assert purpose_words("a flexible container with a single opening") == frozenset()
     assert purpose_words("a device for a particular purpose") == frozenset()
     assert purpose_words("a long seat for more than one person") == frozenset()  # how many, no use
+
+
+def test_opposite_states_and_verbs_defined_by_another_verb(tmp_path):
+    """Round 10 (issue 11): heating makes hot, the opposite of cold (WordNet's adjective clusters and
+    antonyms); storing is defined as putting away. A WordNet copy without the adjective files, or
+    no lexicon, relates nothing."""
+    import shutil
+
+    from vlkng_ros.core.lexicon import defined_by_verb, opposed
+
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert [opposed(lex, a, b) for a, b in (("cold", "heat"), ("warm", "cold"), ("dry", "wet"), ("light", "dark"))] == \
+        [True] * 4
+    assert not any(opposed(lex, a, b) for a, b in (("cold", "store"), ("time", "show"), ("warm", "sit"),
+                                                    ("tea", "cold"), ("cold", "cold")))
+    assert defined_by_verb(lex, "store", "put away") and not defined_by_verb(lex, "show", "tell")
+    assert not opposed(NoLexicon(), "cold", "heat") and not defined_by_verb(NoLexicon(), "store", "put away")
+    nouns_only = tmp_path / "wn"
+    nouns_only.mkdir()
+    for name in ("index.noun", "data.noun", "index.verb", "data.verb"):
+        shutil.copy(lex.root / name, nouns_only / name)
+    assert not opposed(WordNetLexicon(nouns_only, cache_dir=tmp_path / "cache"), "cold", "heat")

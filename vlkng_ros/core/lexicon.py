@@ -809,3 +809,96 @@ def verb_base(lexicon: Lexicon, word: str) -> str:
         if len(related) > 1:  # known: its dictionary form is the other name at full strength ("kept": keep)
             return next((k for k, v in related.items() if v >= 1.0 and k != w), form)
     return ""
+
+
+OPPOSITE_SENSES = 2  # a word's commonest senses per part of speech read for what state it names
+# ("cold": the temperature, not the unfriendly manner; "heat": "make hot")
+_STATE_LEXICONS: dict[tuple[str, str], "WordNetLexicon"] = {}
+
+
+def _has_pos(lexicon: Lexicon, *pos: str) -> bool:
+    """A WordNet lexicon whose directory holds these parts of speech's files (a copy may lack some)."""
+    return isinstance(lexicon, WordNetLexicon) and all(
+        (lexicon.root / f"{kind}.{p}").is_file() for p in pos for kind in ("index", "data"))
+
+
+def _pos_lexicon(lexicon: "WordNetLexicon", pos: str) -> "WordNetLexicon":
+    """The lexicon of one part of speech ("adj", "noun", "verb") beside ``lexicon``'s files."""
+    if lexicon.pos == pos:
+        return lexicon
+    key = (str(lexicon.root), pos)
+    with _LEXICONS_LOCK:
+        hit = _STATE_LEXICONS.get(key)
+        if hit is None:
+            hit = _STATE_LEXICONS[key] = WordNetLexicon(lexicon.root, pos, lexicon.cache_dir)
+    return hit
+
+
+def _pointers(lexicon: "WordNetLexicon", offset: int) -> tuple[str, list[tuple[str, int, str]]]:
+    """A synset's type ("n", "v", "a", "s": an adjective satellite) and its pointers (symbol,
+    target offset, target part of speech), every part of speech."""
+    with lexicon._lock:
+        f = lexicon._data_line(offset).partition(" | ")[0].split()
+    k = 4 + 2 * int(f[3], 16)
+    return f[2], [(f[k + 1 + 4 * i], int(f[k + 2 + 4 * i]), f[k + 3 + 4 * i]) for i in range(int(f[k]))]
+
+
+def _states(lexicon: "WordNetLexicon", word: str) -> tuple[set[int], set[int], set[int], set[int]]:
+    """The states a word names, read from WordNet's adjective clusters: (the heads of the clusters
+    of its adjective senses and of the adjectives its noun and verb senses derive from, their
+    antonyms' heads, its verb senses, their antonyms). "Cold": the cluster of cold, opposite hot;
+    "heat" (verb, "make hot or hotter", derived from hot): the cluster of hot, and the verb cool."""
+    adj = _pos_lexicon(lexicon, "adj")
+
+    def head(offset: int) -> int:
+        kind, ptrs = _pointers(adj, offset)
+        return next((t for s, t, p in ptrs if s == "&" and p in "as"), offset) if kind == "s" else offset
+
+    heads: set[int] = set()
+    verbs: set[int] = set()
+    for pos in ("adj", "noun", "verb"):
+        lex = _pos_lexicon(lexicon, pos)
+        with lex._lock:
+            _, offsets = lex.senses(word)
+        for offset in offsets[:OPPOSITE_SENSES]:
+            if pos == "adj":
+                heads.add(head(offset))
+                continue
+            if pos == "verb":
+                verbs.add(offset)
+            heads.update(head(t) for s, t, p in _pointers(lex, offset)[1] if s == "+" and p in "as")
+    # a cluster's see-also heads name its state too ("cold": see also cool, the opposite of warm)
+    heads |= {t for h in list(heads) for s, t, p in _pointers(adj, h)[1] if s == "^" and p in "as"}
+    opposite = {t for h in heads for s, t, p in _pointers(adj, h)[1] if s == "!" and p in "as"}
+    verb_lex = _pos_lexicon(lexicon, "verb")
+    verb_opposite = {t for v in verbs for s, t, p in _pointers(verb_lex, v)[1] if s == "!" and p == "v"}
+    return heads, opposite, verbs, verb_opposite
+
+
+def opposed(lexicon: Lexicon, a: str, b: str) -> bool:
+    """Do the words ``a`` and ``b`` name opposite states, as WordNet's antonyms say ("cold" and
+    "heat": cold is the opposite of hot, and heating makes hot; "wet" and "dry"; the verbs "heat"
+    and "cool")? A lexicon without WordNet's files relates nothing."""
+    if not _has_pos(lexicon, "adj", "noun", "verb") or not a or not b or a == b:
+        return False
+    try:
+        ha, oa, va, voa = _states(lexicon, a)
+        hb, ob, vb, vob = _states(lexicon, b)
+    except (OSError, ValueError, IndexError, KeyError) as e:
+        log.warning("WordNet lookup of %r / %r failed (%s)", a, b, e)
+        return False
+    return bool(ha & ob or hb & oa or va & vob or vb & voa)
+
+
+def defined_by_verb(lexicon: Lexicon, verb: str, other: str, senses: int = OPPOSITE_SENSES) -> bool:
+    """Does the dictionary define ``verb`` (its ``senses`` commonest verb senses) by doing
+    ``other``, a verb of one or two words ("store": "find a place for and *put away* for storage")?
+    A lexicon without WordNet's files relates nothing."""
+    if not _has_pos(lexicon, "verb") or not verb or not other or verb == other:
+        return False
+    wanted = GLOSS_WORD.findall(other.lower())
+    for gloss in _pos_lexicon(lexicon, "verb").glosses(verb, senses):
+        tokens = GLOSS_WORD.findall(gloss.lower())
+        if any(tokens[i:i + len(wanted)] == wanted for i in range(len(tokens))):
+            return True
+    return False

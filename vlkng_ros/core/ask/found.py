@@ -71,7 +71,16 @@ than by a constant fit to one world:
   stored") is never served by the thing acted on; a verb written inflected is read in its
   dictionary form (``activity_form``: "stored books" is "store books"); and one verb acting on
   two different things ("store books", a shoe rack's "store shoes on") is no match unless the
-  things are alike;
+  things are alike. A use doing the opposite of the activity does not serve it (``_opposite_use``,
+  WordNet's antonyms through its adjective clusters, ``lexicon.opposed``: "keep my groceries
+  *cold*" is no stove's "*heat* food", heating making hot); "drink coffee" is never "drink drink"
+  (the fridge's "store *drinks*"); a verb with a particle the verb lexicon does not relate to its
+  first word ("put away": storing) shares no verb with a use of that word alone ("put things on"),
+  and is served by a use whose verb the dictionary defines by it (``lexicon.defined_by_verb``:
+  store, "put away for storage") acting on a kind of the thing (``_alike_things``: a jacket and
+  the wardrobe's clothes are both clothing); two uses sharing only what is acted on, of a thing
+  defined (or named) by the use's verb and not the activity's (a towel, "cloth ... for *drying*";
+  a hand dryer), are matched by their verbs ("wash" against "dry": no match);
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first. What serves the
@@ -80,7 +89,11 @@ than by a constant fit to one world:
   before the chair's "sit on"). A question for a place to do it ("a comfy spot to read a book")
   first takes a thing one does it in, on or at (``done_within``: the armchair's "read in", not the
   lamp's "read by"), one just below the relevance floor when none above it is one; "do X" there is
-  read by what X's definition names ("paperwork": "work ...", the desk's "work at").
+  read by what X's definition names ("paperwork": "work ...", the desk's "work at"). In the same
+  way a thing doing what the purpose is for ("sit down for breakfast": the table's "eat at") is
+  taken just below the floor, first, when none above it does, and a use saying the whole
+  activity in the dictionary's words (``names_use``: the wardrobe for "put away my jacket") when
+  nothing above the floor serves.
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -99,7 +112,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       is_kind_of, same_purpose, sibling_kinds, verb_base)
+                       defined_by_verb, is_kind_of, opposed, same_purpose, sibling_kinds, verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
 
@@ -455,7 +468,7 @@ class FoundRule:
         vecs = self._vecs([a, b])
         return float(vecs[0] @ vecs[1]) - max(self._act_level(a), self._act_level(b))
 
-    def affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+    def affordance_match(self, phrase: str, affordances, text: str = "", labels=()) -> float:
         """``_affordance_match`` of the phrase or a variant in the affordances' own words, as
         retrieval reads it: what is acted on as the kind an affordance names ("put milk": "put
         drink", the fridge's "store drinks"; not what the activity is for: the tea of "heat water
@@ -469,7 +482,8 @@ class FoundRule:
         for i, tok in enumerate(toks[1:], 1):
             related = self.lexicon.related(tok) if tok not in USE_STOPWORDS and singular(tok) not in purpose else {}
             variants += [" ".join(toks[:i] + [w] + toks[i + 1:]) for w in sorted(own)
-                         if singular(w) != singular(tok)
+                         if singular(w) not in (singular(tok), singular(toks[0]))  # "drink coffee" is
+                         # no "drink drink": the fridge's "store *drinks*" names no drinking
                          and max(related.get(w, 0.0), related.get(singular(w), 0.0)) >= self.kind_of_min]
         # a verb of two words ("stretch out"): its few senses are its meaning; a one-word verb's
         # relatives span all its senses ("browse": graze, eat; "show": display)
@@ -480,7 +494,51 @@ class FoundRule:
                 if len(aw) >= m and " ".join(aw[:m]) in related:
                     variants.append(" ".join(aw[:m] + toks[2:]))
                     break
-        return max(self._affordance_match(v, affordances, text) for v in dict.fromkeys(variants))
+        verb = self._phrasal_verb(toks)
+        for aff in affordances:  # "put away jacket": "store jacket", store being "... put away for storage"
+            aw = words(aff)
+            if aw and verb and defined_by_verb(self.lexicon, aw[0], verb):
+                variants.append(" ".join([aw[0], *(w for w in toks[1:] if w not in verb.split())]))
+        return max(self._affordance_match(v, affordances, text, labels) for v in dict.fromkeys(variants))
+
+    def _made_for(self, labels, verb: str, other: str) -> bool:
+        """Do the definitions of a thing seen as ``labels`` (its commonest sense and its kinds:
+        ``Lexicon.kind_definitions``) or the labels themselves name ``verb`` (or its doer: a hand
+        *dryer*) and not ``other``? A towel is "cloth ... for *drying*", no washing; a washbasin is
+        "where you can *wash* your hands"."""
+        labels = list(dict.fromkeys(labels))
+        text = set(words(" ".join([*labels, *(g for lab in labels for g in self.lexicon.kind_definitions(lab, 1))])))
+
+        def forms(v: str) -> set[str]:
+            return _verb_forms(v) | {v + "er", v + "r"}
+        return bool(forms(verb) & text) and not forms(other) & text
+
+    def _phrasal_verb(self, toks: list[str]) -> str:
+        """An activity's verb: its first word, or it with a particle right after it or ending the
+        phrase when the verb lexicon knows the two as one verb ("put away", "sit down", "put books
+        away")."""
+        for i in (1, len(toks) - 1) if len(toks) > 1 else ():
+            if toks[i] in PARTICLES and len(self.lexicon.related_verbs(f"{toks[0]} {toks[i]}")) > 1:
+                return f"{toks[0]} {toks[i]}"
+        return toks[0] if toks else ""
+
+    def _other_verb(self, phrase: str, aff: str) -> bool:
+        """Is the activity's verb one of two words the verb lexicon does not relate to its first
+        ("put away": storing, not putting) while the affordance has the first alone ("put things
+        on")? Then the shared first word is no shared verb ("sit down" is a way to sit: shared)."""
+        toks, aw = words(phrase), words(aff)
+        verb = self._phrasal_verb(toks).split()
+        return (len(verb) == 2 and aw[:1] == verb[:1] and aw[:2] != verb
+                and verb[0] not in self.lexicon.related_verbs(" ".join(verb)))
+
+    def _alike_things(self, act: list[str], own: list[str]) -> bool:
+        """Does a thing the affordance acts on name (itself or one step up) what a thing the
+        activity acts on is a kind of, up to ``DEFINITION_DEPTH`` steps ("store clothes in" for a
+        jacket: both clothing; not a shoe rack's shoes for books)?"""
+        mine = [self._thing_word(w) for w in act]
+        theirs = [self._thing_word(w) for w in own]
+        return any(set(self.lexicon.ancestors(b, 1, 1)) & set(self.lexicon.ancestors(a, DEFINITION_DEPTH, 1))
+                   for a in mine if a for b in theirs if b)
 
     def purpose_clause(self, act: list[str], text: str) -> list[str]:
         """The words of an activity (``_content``) that say what it is for when its first verb is
@@ -497,7 +555,7 @@ class FoundRule:
                     return rest
         return []
 
-    def _affordance_match(self, phrase: str, affordances, text: str = "") -> float:
+    def _affordance_match(self, phrase: str, affordances, text: str = "", labels=()) -> float:
         """How much one of a thing's ``affordances`` ("wash hands at", "keep dry in the rain") is the
         activity ``phrase`` (a verb and what it acts on: "wash hands"): 1.0 when the affordance says
         the whole activity ("sit on" for "sit"), two of its words ("put on shoes at" for "sit to
@@ -519,14 +577,19 @@ class FoundRule:
         states = {singular(w) for v, p, w in zip(tokens, tokens[1:], tokens[2:])
                   if p in OBJECT_PRONOUNS and singular(v) in verbs}
         purpose = self.purpose_clause(act, text)
+        purpose_of = _purpose_words(tokens)
         where = tokens[-1] if tokens and tokens[-1] in CONTAINMENT + SUPPORT else ""
         best = -1.0
         affordances = list(dict.fromkeys(a for a in affordances if a and a.strip()))
         for aff in affordances:
             own = _content(aff)
             shared = set(act) & set(own)
+            if self._other_verb(phrase, aff):
+                shared.discard(act[0])  # "put away my jacket" is no "put things on"
             if set(own) <= shared and not shared & verbs:
                 continue  # the affordance is only a word the activity uses otherwise: the plant's "water"
+            if self._opposite_use(act, aff):
+                continue  # "keep my groceries cold": the stove's "heat food" makes them hot
             if where and _other_relation(where, words(aff)[-1]):
                 continue  # "something to put flowers in" (a container) is no "put things on" (a surface)
             if purpose and set(own) <= shared and not shared & set(purpose):
@@ -542,22 +605,43 @@ class FoundRule:
                 # "print documents" is what the printer does, not where anyone sits
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
                 return 1.0
-            if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states):
+            if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states) or (
+                    shared and own and not shared & verbs and self._made_for(labels, own[0], act[0])):
                 # the activity's verb is no verb of the affordance ("dry hands": "keep dry in the
                 # rain"), or the affordance's verb is a state the activity leaves one in ("keep me
-                # dry": "dry hands with"): the words they do not share decide
-                rest_act = " ".join(w for w in act if w not in shared)
+                # dry": "dry hands with"), or the two share only what is acted on and the thing's
+                # definition names its own verb, not the activity's ("wash hands": the towel, "cloth
+                # ... for *drying*", and its "dry hands with"): the words they do not share decide,
+                # not what the activity is for ("heat water for tea": heat, against "boil")
+                rest_act = " ".join(w for w in act if w not in shared and w not in purpose_of)
                 rest_own = " ".join(w for w in own if w not in shared)
                 if rest_act and rest_own:
                     best = max(best, self._act_stands_out(rest_act, rest_own))
             elif shared == {act[0]} == set(own[:1]) and act[1:] and own[1:]:
                 # one verb, each acting on its own thing ("store books", a shoe rack's "store shoes
                 # on"): the verb alone says nothing of the use; the things must be alike too
+                if self._alike_things([w for w in act[1:] if w not in purpose_of], words(aff)[1:]):
+                    # as written ("clothes", no "clothe"); not what it is for: "heat water for tea"
+                    return 1.0  # "store jacket": the wardrobe's "store clothes in"
                 if self.match(" ".join(act[1:]), [" ".join(own[1:])]) >= self.margin:
                     best = max(best, self._act_stands_out(phrase, aff))
             elif own:
                 best = max(best, self._act_stands_out(phrase, aff))
         return best
+
+    def _opposite_use(self, act: list[str], aff: str) -> bool:
+        """Does the affordance ``aff`` do the opposite of the activity's words ``act`` (``_content``):
+        a word of what it does (its words before its first preposition: "heat food", "keep dry" of
+        "keep dry in the rain") names a state opposite to one of the activity's, by the lexicon's
+        antonyms (``lexicon.opposed``)? "Keep my groceries *cold*": the stove's "*heat* food" (heating
+        makes hot); "boil *water*": the towel's "*dry* hands". Words the two share are no opposition."""
+        does = []
+        for w in words(aff):
+            if w in USE_STOPWORDS or w in PARTICLES or w in PLACE_WORDS:
+                break
+            does.append(singular(w))
+        mine = [w for w in act if w not in does]
+        return any(opposed(self.lexicon, a, b) for a in mine for b in does if b not in act)
 
     def activity_evidence(self, phrase: str, node, text: str = "") -> bool:
         """Does the thing ``node`` serve the activity ``phrase`` on its own evidence: an affordance
@@ -572,7 +656,7 @@ class FoundRule:
             return True  # the phrase starts with a thing the label names, read as a verb ("couch I
             # could sit on": "couch sit"; "mug}) RETURN n": "mug return n"), or acts on it ("leave
             # rucksack": a backpack; ``serves`` keeps a thing only acted on from a use it lacks)
-        if self.affordance_match(phrase, node.affordances, text) >= ACTIVITY_MARGIN:
+        if self.affordance_match(phrase, node.affordances, text, _labels(node)) >= ACTIVITY_MARGIN:
             return True
         fit = self.definition_fit(phrase, _labels(node), with_verb=words(phrase)[0] not in LIGHT_VERBS)
         return fit is not None and fit[1] <= DEFINITION_ADMIT_STEPS
@@ -585,7 +669,7 @@ class FoundRule:
         uses = [a for a in node.affordances if words(a) and words(a)[-1] in POSITION_WORDS]
         if not uses:
             return False
-        if self.affordance_match(phrase, uses, text) >= ACTIVITY_MARGIN:
+        if self.affordance_match(phrase, uses, text, _labels(node)) >= ACTIVITY_MARGIN:
             return True
         pw = words(phrase)  # "do paperwork" names its purpose as a light verb does ("have a meal"):
         # "work that involves handling papers", the desk's "work at"
@@ -724,18 +808,41 @@ class FoundRule:
             if key is not None:
                 fit[o] = key
         above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
-        if within and not within & set(above):  # the armchair one reads in, below the floor
-            above += [o for o in serving if o in within and (o in fit or not defined_only)
-                      and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
+        verbs = self.purpose_verbs(pq.target, text) if pq.target else set()
+        purposed = {o for o in serving if _place_for(sub.objects[o], verbs)}  # the table one eats at
+        for first in (within, purposed):  # the armchair one reads in, below the floor
+            if first and not first & set(above):
+                above += [o for o in serving if o in first and o not in above and (o in fit or not defined_only)
+                          and self.floor * DEFINITION_FLOOR_SHARE <= sub.relevance.get(o, 0.0) < self.floor][:1]
         if above:
             places = [i for i, o in enumerate(above) if o in fit]
             for i, o in zip(places, sorted((above[i] for i in places), key=lambda o: fit[o])):
                 above[i] = o
-            verbs = self.purpose_verbs(pq.target, text) if pq.target else set()
-            return sorted(above, key=lambda o: (o not in within, not _place_for(sub.objects[o], verbs)))  # stable
-        low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS
-               and sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
-        return sorted(low, key=lambda o: fit[o])[:1]
+            return sorted(above, key=lambda o: (o not in within, o not in purposed))  # stable
+        near = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
+        said = [o for o in near if pq.target and self.names_use(pq.target, sub.objects[o])]
+        low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS and o in near]
+        return said[:1] or sorted(low, key=lambda o: fit[o])[:1]
+
+    def names_use(self, phrase: str, node) -> bool:
+        """Does one of the thing's uses say the activity in the dictionary's words: its verb is the
+        activity's or one the dictionary defines by it (``defined_by_verb``: "store", "put away for
+        storage") and it acts on what the activity acts on or a kind of thing that is
+        (``_alike_things``): the wardrobe's "store clothes in" for "put away my jacket". Like a
+        definition naming the use (``DEFINITION_ADMIT_STEPS``), this admits a thing just below the
+        relevance floor when none above it serves (the wardrobe, 0.29 against 0.36)."""
+        toks = words(phrase)
+        verb = self._phrasal_verb(toks).split()
+        things = [w for w in toks if w not in verb and w not in USE_STOPWORDS and w not in PARTICLES]
+        for aw in map(words, node.affordances):
+            theirs = [w for w in aw[1:] if w not in USE_STOPWORDS and w not in PARTICLES and w not in PLACE_WORDS]
+            if not aw or not things or not theirs:
+                continue
+            if aw[:len(verb)] == verb or aw[0] == verb[0] and len(verb) == 1 or \
+                    defined_by_verb(self.lexicon, aw[0], " ".join(verb)):
+                if {singular(w) for w in things} & {singular(w) for w in theirs} or self._alike_things(things, theirs):
+                    return True
+        return False
 
     def _candidates(self, sub: "Subgraph", pq: "ParsedQuery") -> tuple[list[str], bool]:
         """(targets to check, does the question name a thing). A named thing's targets are
