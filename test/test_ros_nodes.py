@@ -372,7 +372,7 @@ def test_capture_keeps_the_last_view_when_the_stream_ends(ros, memory, how):
 
     from vlkng_ros import conversions as conv
     from vlkng_ros.core.images import decode_image, encode_jpeg
-    from test_keyframe_coverage import panorama, shows_red, view
+    from helpers_views import panorama, shows_red, view
 
     pano = panorama(red_at_deg=75)
     node = CaptureNode(memory=memory, parameter_overrides=[
