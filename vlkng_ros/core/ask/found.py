@@ -80,7 +80,13 @@ than by a constant fit to one world:
   store, "put away for storage") acting on a kind of the thing (``_alike_things``: a jacket and
   the wardrobe's clothes are both clothing); two uses sharing only what is acted on, of a thing
   defined (or named) by the use's verb and not the activity's (a towel, "cloth ... for *drying*";
-  a hand dryer), are matched by their verbs ("wash" against "dry": no match);
+  a hand dryer), are matched by their verbs ("wash" against "dry": no match), and so are two
+  such uses when the thing's is done in, on, at or from it and its verb is one the verb lexicon
+  relates to none of the activity's (``_verbs_apart``: the sofa's "watch TV from" for "change the
+  TV channel"). A question for what it is done *with* (``INSTRUMENT``: "something to switch TV
+  channels with") is never served by a use done in, on, at or from a thing (a board's "cut bread
+  on"), and a phrasal verb later in the activity ("sit to *put on* my shoes") shares no verb with
+  its first word alone ("put things on");
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first. What serves the
