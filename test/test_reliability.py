@@ -1232,3 +1232,49 @@ def test_sitting_down_for_a_meal_is_at_the_table(meal_memory, question):
     """Issues 11/17: 2004ba3 sent "sit down for breakfast" to the stool (the table 0.33 against the
     0.36 floor; breakfast is "the first meal of the day", a meal is "eaten"); dinner: guard."""
     _assert_found(meal_memory, question, "o-table")
+
+
+# round 11: a use done at a thing is where one is, not what one does the activity with
+SOFA = ("o-sofa", "sofa", "a gray fabric sofa", ["sit on", "lie down on", "watch TV from"], (5.0, 3.0), [10, 11])
+BOARD = ("o-board", "chopping board", "a brown wood chopping board", ["cut bread on", "chop vegetables on"],
+         (3.0, 2.0), [8, 9])
+LOW_TABLE = ("o-ctable", "coffee table", "a low wood coffee table", ["put things on"], (1.0, 1.0), [5, 6, 7])
+
+
+@pytest.mark.parametrize("thing,question", [
+    (SOFA, "Where did I see something to switch TV channels with?"),
+    (SOFA, "Where can I change the TV channel?"),  # no "with": the verbs decide
+    (BOARD, "Where is something to cut bread with?"),  # outside the simulator's things and words
+    (BOARD, "What can I slice bread with?"),
+    (LOW_TABLE, "Where could I put on my coat?"),  # "put on" is donning, not putting things on
+    (SOFA, "What can I flip channels with?"),  # guard: not found on 680bb87 either
+])
+def test_a_place_for_another_use_of_the_same_thing_does_not_serve(tmp_path, thing, question):
+    """Issue 11: 680bb87 sent the robot to the sofa for "something to switch TV channels with" (read
+    seed 516, no remote seen: its "watch TV from" 0.39 over the background through "TV" alone), to the
+    sofa for "change the TV channel", to a chopping board for a thing to cut bread with, and to the
+    coffee table's "put things on" for "put on my coat"."""
+    _assert_not_seen(_hand_built(tmp_path / "mem", _things(thing)), question)
+
+
+tools_memory = _memory_fixture("act11", _things(
+    SOFA, BOARD, LOW_TABLE,
+    ("o-remote", "remote", "a black plastic remote", ["change the channel", "turn on the TV"], (2.0, 1.0), [1, 2]),
+    ("o-knife", "knife", "a steel kitchen knife", ["cut food with"], (6.0, 2.0), [12, 13]),
+    ("o-bench", "bench", "a gray wood bench", ["sit on", "put on shoes at", "put things on"], (8.0, 1.0), [3, 4]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where did I see something to switch TV channels with?", "o-remote"),
+    ("Where can I change the TV channel?", "o-remote"),
+    ("What could I zap channels with?", "o-remote"),
+    ("Where can I sit to watch TV?", "o-sofa"),
+    ("Where is something to cut bread with?", "o-knife"),
+    ("What can I slice bread with?", "o-knife"),
+    ("Where can I chop vegetables?", "o-board"),
+    ("Where can I sit to put on my shoes?", "o-bench"),
+    ("Where can I sit to put my boots on?", "o-bench"),
+])
+def test_the_thing_an_activity_is_done_with_or_at_is_found(tools_memory, question, expected):
+    _assert_found(tools_memory, question, expected)

@@ -80,7 +80,13 @@ than by a constant fit to one world:
   store, "put away for storage") acting on a kind of the thing (``_alike_things``: a jacket and
   the wardrobe's clothes are both clothing); two uses sharing only what is acted on, of a thing
   defined (or named) by the use's verb and not the activity's (a towel, "cloth ... for *drying*";
-  a hand dryer), are matched by their verbs ("wash" against "dry": no match);
+  a hand dryer), are matched by their verbs ("wash" against "dry": no match), and so are two
+  such uses when the thing's is done in, on, at or from it and its verb is one the verb lexicon
+  relates to none of the activity's (``_verbs_apart``: the sofa's "watch TV from" for "change the
+  TV channel"). A question for what it is done *with* (``INSTRUMENT``: "something to switch TV
+  channels with") is never served by a use done in, on, at or from a thing (a board's "cut bread
+  on"), and a phrasal verb later in the activity ("sit to *put on* my shoes") shares no verb with
+  its first word alone ("put things on");
 * an activity's serving targets are ordered by what their dictionary definitions say they are for
   (``definition_fit``: "a table where breakfast is eaten" serves "have a meal" before the apple),
   and after a light verb ("have a bath") the thing is looked for by name first. What serves the
@@ -174,6 +180,8 @@ CONTAINMENT = ("in", "into", "inside")  # a use ending in one of these puts a th
 SUPPORT = ("on", "onto", "upon")  # in one of these on top of it: "put flowers in" is no "put things on"
 POSITION_WORDS = (*CONTAINMENT, *SUPPORT, "at", "from")  # a use ending in one of these is done where
 # one is: in, on or at the thing ("read in", "watch TV from"); "by" or "near" it is only beside it
+INSTRUMENT = ("with",)  # a question ending in one asks for what the activity is done with, not where: a
+# use done in, on, at or from a thing ("watch TV from", "cut bread on") is no instrument
 PLACE_WORDS = (*POSITION_WORDS, "by", "near")  # a use ending in one of these is done at the thing ("work
 # at", "read by"); one without is what the thing does ("print documents")
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
@@ -522,14 +530,30 @@ class FoundRule:
                 return f"{toks[0]} {toks[i]}"
         return toks[0] if toks else ""
 
-    def _other_verb(self, phrase: str, aff: str) -> bool:
-        """Is the activity's verb one of two words the verb lexicon does not relate to its first
-        ("put away": storing, not putting) while the affordance has the first alone ("put things
-        on")? Then the shared first word is no shared verb ("sit down" is a way to sit: shared)."""
+    def _other_verb(self, phrase: str, aff: str) -> str:
+        """The word the activity and the affordance start a verb with when the activity's verb there
+        is one of two words the verb lexicon does not relate to its first ("put away": storing, not
+        putting; "sit to *put on* my shoes": donning them) while the affordance has the first alone
+        ("put things on"): the shared word is no shared verb ("sit down" is a way to sit: shared).
+        The verb is the activity's first word or a later one ("sit to put on shoes"); "" when none."""
         toks, aw = words(phrase), words(aff)
-        verb = self._phrasal_verb(toks).split()
-        return (len(verb) == 2 and aw[:1] == verb[:1] and aw[:2] != verb
-                and verb[0] not in self.lexicon.related_verbs(" ".join(verb)))
+        for i, tok in enumerate(toks):
+            if aw[:1] != [tok]:
+                continue
+            verb = self._phrasal_verb(toks[i:]).split()
+            if (len(verb) == 2 and aw[:2] != verb
+                    and verb[0] not in self.lexicon.related_verbs(" ".join(verb))):
+                return singular(tok)
+        return ""
+
+    def _verbs_apart(self, verbs: set[str], verb: str) -> bool:
+        """Is an affordance's ``verb`` one the verb lexicon knows and relates to none of the activity's
+        ``verbs`` (nor they to it)? "Watch" (the sofa's "watch TV from") is no way to "switch TV
+        channels"; "change" (the remote's "change the channel") is. Without a verb lexicon: no."""
+        theirs = self.lexicon.related_verbs(verb)
+        mine = [v for v in verbs if self.lexicon.related_verbs(v)]
+        return bool(theirs) and bool(mine) and all(v not in theirs and verb not in self.lexicon.related_verbs(v)
+                                                   for v in mine)
 
     def _alike_things(self, act: list[str], own: list[str]) -> bool:
         """Does a thing the affordance acts on name (itself or one step up) what a thing the
@@ -578,20 +602,24 @@ class FoundRule:
                   if p in OBJECT_PRONOUNS and singular(v) in verbs}
         purpose = self.purpose_clause(act, text)
         purpose_of = _purpose_words(tokens)
-        where = tokens[-1] if tokens and tokens[-1] in CONTAINMENT + SUPPORT else ""
+        where = tokens[-1] if tokens and tokens[-1] in (*CONTAINMENT, *SUPPORT, *INSTRUMENT) else ""
         best = -1.0
         affordances = list(dict.fromkeys(a for a in affordances if a and a.strip()))
         for aff in affordances:
             own = _content(aff)
             shared = set(act) & set(own)
-            if self._other_verb(phrase, aff):
-                shared.discard(act[0])  # "put away my jacket" is no "put things on"
+            other = self._other_verb(phrase, aff)
+            if other and set(own) <= {other}:
+                continue  # "put away my jacket", "put on my coat": the table's "put things on" is
+                # only the word, not the verb
+            shared.discard(other)
             if set(own) <= shared and not shared & verbs:
                 continue  # the affordance is only a word the activity uses otherwise: the plant's "water"
             if self._opposite_use(act, aff):
                 continue  # "keep my groceries cold": the stove's "heat food" makes them hot
             if where and _other_relation(where, words(aff)[-1]):
-                continue  # "something to put flowers in" (a container) is no "put things on" (a surface)
+                continue  # "something to put flowers in" (a container) is no "put things on" (a surface);
+                # "something to switch channels with" (an instrument) no "watch TV from" (a place)
             if purpose and set(own) <= shared and not shared & set(purpose):
                 # the affordance is only how the activity is done ("sit on" for "sit and work on my
                 # computer"): it must serve what the activity is for, or another of the thing's uses
@@ -606,12 +634,17 @@ class FoundRule:
             if shared and (shared == set(act) or len(shared) > 1 or set(own) <= shared):
                 return 1.0
             if (shared & verbs and own[0] not in shared) or (own and own[0] in shared & states) or (
-                    shared and own and not shared & verbs and self._made_for(labels, own[0], act[0])):
+                    shared and own and not shared & verbs and own[0] not in shared
+                    and (self._made_for(labels, own[0], act[0])
+                         or (words(aff)[-1] in POSITION_WORDS and self._verbs_apart(verbs, own[0])))):
                 # the activity's verb is no verb of the affordance ("dry hands": "keep dry in the
                 # rain"), or the affordance's verb is a state the activity leaves one in ("keep me
                 # dry": "dry hands with"), or the two share only what is acted on and the thing's
                 # definition names its own verb, not the activity's ("wash hands": the towel, "cloth
-                # ... for *drying*", and its "dry hands with"): the words they do not share decide,
+                # ... for *drying*", and its "dry hands with"), or the use is done in, on, at or from
+                # the thing and the verb lexicon relates the two verbs in no sense ("switch TV
+                # channels": the sofa's "watch TV from", a place for another thing done with the TV;
+                # not the remote's "change the channel"): the words they do not share decide,
                 # not what the activity is for ("heat water for tea": heat, against "boil")
                 rest_act = " ".join(w for w in act if w not in shared and w not in purpose_of)
                 rest_own = " ".join(w for w in own if w not in shared)
@@ -934,8 +967,11 @@ def _purpose_words(tokens: list[str]) -> set[str]:
 
 
 def _other_relation(a: str, b: str) -> bool:
-    """Two prepositions ending uses, one of ``CONTAINMENT`` and the other of ``SUPPORT``."""
-    return (a in CONTAINMENT and b in SUPPORT) or (a in SUPPORT and b in CONTAINMENT)
+    """Two prepositions ending uses, one of ``CONTAINMENT`` and the other of ``SUPPORT``, or the first
+    asking for an instrument (``INSTRUMENT``: "something to cut bread *with*") and the second a place
+    one does it in, on, at or from (``POSITION_WORDS``: a board's "cut bread on")."""
+    return ((a in CONTAINMENT and b in SUPPORT) or (a in SUPPORT and b in CONTAINMENT)
+            or (a in INSTRUMENT and b in POSITION_WORDS))
 
 
 def _content(phrase: str) -> list[str]:
