@@ -297,9 +297,13 @@ class FoundRule:
 
     def _match(self, phrase: str, wanted: list[str], labels: list[str], description: str) -> float:
         """``match`` of the phrase as written (``wanted``: its words)."""
-        if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
+        if set(wanted) <= set(words(description)):
             return 1.0
-        labels = list(dict.fromkeys(labels))
+        # a label with two common senses is read in the one the object's other labels name
+        # (``_other_sense``: a "notebook" also seen as "book" is no notebook computer)
+        labels = [lab for lab in dict.fromkeys(labels) if not self._other_sense(phrase, lab, labels)]
+        if any(self.names(lab, phrase) for lab in labels):
+            return 1.0
         if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
             return 1.0
         other_kind = [lab for lab in labels if _other_head(wanted, words(lab))]
@@ -369,6 +373,20 @@ class FoundRule:
         the two is that relation, and it says the thing is not named so."""
         return (self.lexicon.kind_steps(phrase, label) is not None
                 and self.lexicon.defined_as_kind(phrase, label, senses=ANCESTOR_SENSES) is False)
+
+    def _other_sense(self, phrase: str, label: str, labels: list[str]) -> bool:
+        """A label with two common senses (``Lexicon.glosses``), on an object also
+        seen as what the label is a kind of (``Lexicon.ancestors``), which the phrase does not
+        match: that other label says in which sense the object was the label, and the phrase
+        names another. A "notebook" seen as "book" too is "a book with blank pages", not the
+        notebook computer: no laptop (notebook / laptop 0.32 over background, the embedder
+        reading the word in both senses), nor a "notebook computer" (a name of notebook's second
+        sense)."""
+        if words(label) == words(phrase) or len(self.lexicon.glosses(label, 2)) < 2:
+            return False
+        kinds = self.lexicon.ancestors(label)
+        seen_as = [lab for lab in labels if lab != label and kinds.get(lab, 0) >= 1]
+        return bool(seen_as) and all(self.match(phrase, [lab]) < self.margin for lab in seen_as)
 
     def _head_described(self, phrase: str, label: str) -> bool:
         """A two-word compound the lexicon lacks, read by its head: a label sharing no word with it
