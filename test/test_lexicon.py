@@ -475,6 +475,19 @@ def test_installed_wordnet_kind_steps_through_the_others_common_senses():
     assert lex.kind_steps("fern", "plant", depth=2) is None and NoLexicon().kind_steps("fern", "plant") is None
 
 
+def test_installed_wordnet_defined_as_kind_reads_the_definition_not_only_the_hierarchy():
+    lex = WordNetLexicon(find_wordnet_dir())
+    # "a *pillow* that is ...", a pillow being a cushion; "vascular *plants*"; "a small *sofa*"
+    assert lex.defined_as_kind("bolster", "cushion") and lex.defined_as_kind("fern", "plant")
+    assert lex.defined_as_kind("settee", "sofa") and lex.defined_as_kind("duvet", "quilt")
+    assert lex.defined_as_kind("couch", "sofa")  # one synset: a name for it
+    # filed under lamp / table by the hierarchy, defined as "stick of wax ...", "a piece of furniture ..."
+    assert lex.defined_as_kind("candle", "lamp") is False and lex.defined_as_kind("taper", "lamp") is False
+    assert lex.defined_as_kind("desk", "table") is False
+    assert lex.defined_as_kind("laptop", "notebook") is None and lex.defined_as_kind("plant", "fern") is None
+    assert NoLexicon().defined_as_kind("candle", "lamp") is None
+
+
 def test_installed_wordnet_kind_definitions_without_kinds():
     """A kind of thing's own whole definitions (examples cut), without its kinds': free weight's
     "... raised and lowered by use of the hands and arms", not the dumbbell's."""

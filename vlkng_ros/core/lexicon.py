@@ -98,6 +98,19 @@ class Lexicon(Protocol):
         those senses is no kind above the term ("suitcase" is a bag only in bag's rarer senses)."""
         ...
 
+    def defined_as_kind(self, term: str, other: str, depth: int = ANCESTOR_DEPTH,
+                        senses: int = MAX_SENSES) -> bool | None:
+        """Does the dictionary's definition of the term call it by what it is a kind of on the way
+        up to ``other``? For each of the term's ``senses`` senses that is ``other`` (in its
+        ``MAX_SENSES`` common senses) or a kind of it within ``depth`` steps: True when that
+        sense's definition names (by a lemma's head noun, ``kind_heads``) a synset on a path up to
+        ``other``, or the sense is ``other`` itself ("bolster": "a *pillow* that is often put
+        across a bed", a pillow being a cushion; "fern": "vascular *plants*"; "settee": "a small
+        *sofa*"). False when the hierarchy alone puts it there ("candle": "stick of wax with a
+        wick", filed under lamp, an "artificial source of visible illumination"); None when the
+        term is no kind of ``other`` within ``depth``."""
+        ...
+
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         """The definitions of the term's ``senses`` most common senses (first clause each); with
         ``things_only``, of its most common senses that name a tangible thing ("light": not the
@@ -139,6 +152,9 @@ class NoLexicon:
     def kind_steps(self, term: str, other: str, depth: int = 0, senses: int = 0, other_senses: int = 0) -> int | None:
         return None
 
+    def defined_as_kind(self, term: str, other: str, depth: int = 0, senses: int = 0) -> bool | None:
+        return None
+
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         return []
 
@@ -166,6 +182,13 @@ def definition_word(word: str) -> str:
 
 def definition_words(text: str) -> set[str]:
     return {definition_word(w) for w in GLOSS_WORD.findall(text.lower())}
+
+
+def kind_heads(lemma: str) -> set[str]:
+    """The words a definition would name a synset's lemma by (``definition_word`` form): its last
+    word ("vascular plant": plant) and the word before an "of" ("piece of furniture": piece)."""
+    ws = GLOSS_WORD.findall(lemma.lower())
+    return {definition_word(w) for w in [*ws[-1:], *(a for a, b in zip(ws, ws[1:]) if b == "of")]}
 
 
 def distinctive_words(lexicon: Lexicon, term: str, senses: int = 1, things_only: bool = False) -> set[str]:
@@ -478,6 +501,39 @@ class WordNetLexicon:
             except (OSError, ValueError, IndexError, KeyError) as e:
                 log.warning("WordNet lookup of %r failed (%s)", term, e)
         return None
+
+    def defined_as_kind(self, term: str, other: str, depth: int = ANCESTOR_DEPTH,
+                        senses: int = MAX_SENSES) -> bool | None:
+        found = None
+        with self._lock:
+            try:
+                targets = set(self.senses(other)[1][:MAX_SENSES])
+                for offset in self.senses(term)[1][:senses]:
+                    if offset in targets:
+                        return True
+                    path = self._path_up(offset, targets, depth)
+                    if path is None:
+                        continue
+                    found = False
+                    said = definition_words(self._data_line(offset).partition(" | ")[2].split(";")[0])
+                    if any(head in said for o in path for lemma in self.synset(o).lemmas for head in kind_heads(lemma)):
+                        return True
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+                return None
+        return found
+
+    def _path_up(self, offset: int, targets: set[int], depth: int) -> set[int] | None:
+        """The synsets on the hypernym paths from ``offset`` (not itself) to one of ``targets``
+        within ``depth`` steps, None when none reaches one."""
+        if depth <= 0:
+            return None
+        on_path: set[int] = set()
+        for up in self.synset(offset).hypernyms:
+            rest = {up} if up in targets else self._path_up(up, targets, depth - 1)
+            if rest is not None:
+                on_path |= {up, *rest}
+        return on_path or None
 
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         def pick(offsets: tuple[int, ...]) -> list[int]:

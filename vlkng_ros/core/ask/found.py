@@ -117,7 +117,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..lexicon import (HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
+from ..lexicon import (ANCESTOR_SENSES, HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
                        defined_by_verb, is_kind_of, opposed, same_purpose, sibling_kinds, verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
@@ -267,8 +267,11 @@ class FoundRule:
             return True  # the phrase's kinds hold the label ("low table" -> coffee table, by its definition)
         # the phrase is a narrower kind of the label ("settee": a sofa, "washbasin": a sink), in
         # the label's own common senses too: "suitcase" names a rare sense of "bag", and a bag
-        # seen (the backpack) is no suitcase
-        return related >= self.kind_of_min and bool({phrase.lower(), base} & set(self.lexicon.related(label)))
+        # seen (the backpack) is no suitcase; and only when its definition says so
+        # (``Lexicon.defined_as_kind``): a candle, "stick of wax with a wick", is filed under
+        # lamp, and a thing seen as "lamp" is no candle
+        return (related >= self.kind_of_min and bool({phrase.lower(), base} & set(self.lexicon.related(label)))
+                and self.lexicon.defined_as_kind(phrase, label) is not False)
 
     def match(self, phrase: str, labels: list[str], description: str = "") -> float:
         """How much an object seen under ``labels`` is the thing ``phrase`` names: 1.0 when a
@@ -302,9 +305,13 @@ class FoundRule:
 
     def _match(self, phrase: str, wanted: list[str], labels: list[str], description: str) -> float:
         """``match`` of the phrase as written (``wanted``: its words)."""
-        if set(wanted) <= set(words(description)) or any(self.names(lab, phrase) for lab in labels):
+        if set(wanted) <= set(words(description)):
             return 1.0
-        labels = list(dict.fromkeys(labels))
+        # a label with two common senses is read in the one the object's other labels name
+        # (``_other_sense``: a "notebook" also seen as "book" is no notebook computer)
+        labels = [lab for lab in dict.fromkeys(labels) if not self._other_sense(phrase, lab, labels)]
+        if any(self.names(lab, phrase) for lab in labels):
+            return 1.0
         if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
             return 1.0
         other_kind = [lab for lab in labels if _other_head(wanted, words(lab))]
@@ -318,7 +325,11 @@ class FoundRule:
         # as "basket" is 0.35 over background for "waste basket", by the shared word)
         not_head = [lab for lab in labels if lab not in other_kind and lab not in siblings
                     and self._not_its_head(phrase, lab)]
-        same = [lab for lab in labels if lab not in other_kind and lab not in siblings and lab not in not_head]
+        # a kind the dictionary files under the label without calling it one (``_filed_under``: a
+        # candle under lamp) is no thing seen as the label, whatever the embedder finds alike
+        # (candle / lamp 0.23 over background: both give light)
+        same = [lab for lab in labels if lab not in other_kind and lab not in siblings and lab not in not_head
+                and not self._filed_under(phrase, lab)]
         if any(defined_alike(self.lexicon, phrase, lab, GLOSS_SENSES) for lab in same):
             return 1.0  # the dictionary describes both in the same distinctive words ("handheld
             # collapsible": a parasol and an umbrella), whatever genus it gives each
@@ -354,11 +365,36 @@ class FoundRule:
         (pteridophyte, vascular plant), a bolster a cushion two (a pillow); ``names`` takes one step
         only. A label the lexicon lacks is read by its head noun ("potted plant": a plant; a
         houseplant is one), as a compound names a kind of its head. The label's rarer senses do
-        not count: a suitcase is a "bag" only in bag's fourth sense."""
+        not count: a suitcase is a "bag" only in bag's fourth sense. Nor a kind the dictionary
+        files there without saying so (``Lexicon.defined_as_kind``): a candle, "stick of wax with
+        a wick in the middle", is a lamp only by WordNet's hierarchy; a perceiver seeing one calls
+        it a candle, and a thing seen as "lamp" is no candle."""
         lw = words(label)
         unknown = len(lw) > 1 and self.lexicon.names_a_thing(label) is None
         return any(self.lexicon.kind_steps(phrase, name) is not None
+                   and self.lexicon.defined_as_kind(phrase, name, senses=ANCESTOR_SENSES) is not False
                    for name in dict.fromkeys((label, lw[-1] if unknown else label)))
+
+    def _filed_under(self, phrase: str, label: str) -> bool:
+        """The phrase is a kind of the label in WordNet's hierarchy (``Lexicon.kind_steps``) that
+        its definition does not call one (``Lexicon.defined_as_kind``): what the dictionary knows of
+        the two is that relation, and it says the thing is not named so."""
+        return (self.lexicon.kind_steps(phrase, label) is not None
+                and self.lexicon.defined_as_kind(phrase, label, senses=ANCESTOR_SENSES) is False)
+
+    def _other_sense(self, phrase: str, label: str, labels: list[str]) -> bool:
+        """A label with two common senses (``Lexicon.glosses``), on an object also
+        seen as what the label is a kind of (``Lexicon.ancestors``), which the phrase does not
+        match: that other label says in which sense the object was the label, and the phrase
+        names another. A "notebook" seen as "book" too is "a book with blank pages", not the
+        notebook computer: no laptop (notebook / laptop 0.32 over background, the embedder
+        reading the word in both senses), nor a "notebook computer" (a name of notebook's second
+        sense)."""
+        if words(label) == words(phrase) or len(self.lexicon.glosses(label, 2)) < 2:
+            return False
+        kinds = self.lexicon.ancestors(label)
+        seen_as = [lab for lab in labels if lab != label and kinds.get(lab, 0) >= 1]
+        return bool(seen_as) and all(self.match(phrase, [lab]) < self.margin for lab in seen_as)
 
     def _head_described(self, phrase: str, label: str) -> bool:
         """A two-word compound the lexicon lacks, read by its head: a label sharing no word with it
