@@ -26,7 +26,7 @@ PLACES: dict[int, str] = {
     **{f: "dining room" for f in (50, 55, 60, 65, 70, 80, 85)},
     **{f: "entrance hall" for f in (90, 95, 100, 105, 110, 115)},
     120: "hallway", 125: "hallway", 130: "hallway",
-    **{f: "bedroom" for f in (135, 140, 145, 150, 155, 160, 165)},
+    **{f: "bedroom" for f in (135, 140, 145, 150, 155, 160, 165, 167)},
 }
 
 # identity -> (label, color, material)
@@ -137,6 +137,7 @@ BOXES: dict[int, list[tuple[str, list[int]]]] = {
     160: [("bed", [778, 0, 1000, 313]), ("bedroom_chair", [630, 792, 1000, 1000]),
           ("elliptical", [259, 135, 852, 271]), ("garden_door", [37, 354, 889, 750])],
     165: [("elliptical", [167, 0, 852, 94]), ("garden_door", [0, 271, 1000, 833])],
+    167: [("garden_door", [0, 180, 1000, 1000])],  # the walk's last frame, kept as the stream ends
 }
 
 # (subject, predicate, object) a VLM would state, where both are in view

@@ -171,9 +171,9 @@ def test_real_walk_without_poses_keeps_look_alikes_apart_then_a_fixed_rebuild_pl
     mem = tmp_path / "mem"
     # the bag has /pose, but the first build is configured with a topic it does not have
     rep, vlm = build(walk["posed"], mem, walk["thumbs"], capsys, ["--set", "pose_topic=slam/pose"])
-    assert rep["has_geometry"] is False and rep["keyframes"] == 34 and rep["chunks_merged"] == rep["chunks"] == 5
+    assert rep["has_geometry"] is False and rep["keyframes"] == 35 and rep["chunks_merged"] == rep["chunks"] == 5
     assert sorted(f for c in vlm.chunks for f in c) == sorted(L.BOXES)  # every keyframe sent once
-    assert len(rep["chunk_latency_s"]) == 5 and rep["input_tokens"] == 34 * 1000 + 5 * 700
+    assert len(rep["chunk_latency_s"]) == 5 and rep["input_tokens"] == 35 * 1000 + 5 * 700
     res, _, nodes = check_what_a_person_checks(mem)
     assert res.goal is None  # no geometry, no goal
     assert all(n.position is None for n in nodes.values())
@@ -182,7 +182,7 @@ def test_real_walk_without_poses_keeps_look_alikes_apart_then_a_fixed_rebuild_pl
     assert "geometry:  NONE" in capsys.readouterr().out
     # fixed: the rebuild re-tags the keyframes and places the objects; nothing is perceived again
     rep2, vlm2 = build(walk["posed"], mem, walk["thumbs"], capsys)
-    assert rep2["keyframes_retagged"] == 34 and rep2["frames_without_pose"] == 0 and not vlm2.chunks
+    assert rep2["keyframes_retagged"] == 35 and rep2["frames_without_pose"] == 0 and not vlm2.chunks
     assert rep2["objects_replaced"] == len(nodes) and rep2["chunks_skipped"] == 5
     res2, idents, nodes2 = check_what_a_person_checks(mem)
     tv = [nodes2[n] for n, ids in idents.items() if "tv" in ids]

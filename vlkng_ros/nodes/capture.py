@@ -67,7 +67,8 @@ PARAMS = {
                          "stamp, or a later /pose or /odom) (s)."),
     "no_pose_warn_s": (5.0, "Warn once, loudly, when images came for this long without any pose (s)."),
     "stream_end_s": (2.0, "No image for this long (s) ends the camera stream: the keyframe selector keeps what it "
-                          "held back (a blurred turn, the last view); 0 = only when the node stops."),
+                          "held back (a blurred turn, the last view); 0 = only when the node stops. Keep it below "
+                          "the chunk builder's flush_after_s (`vlkng run` lowers it to half of that)."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed; twice "
                                "as many waiting (processing behind the camera) drops the oldest."),
 }

@@ -48,6 +48,14 @@ class Suite:
         for node in (self.merger, self.ask, *self.extra, self.navigator, self.chunk_builder, self.capture):
             if not autostart(node):
                 raise RuntimeError(f"{node.get_name()} failed to start (see the log above)")
+        end_s, idle_s = self.capture.stream_end_s, self.chunk_builder.flush_after_s
+        if 0 < idle_s <= end_s:
+            # the chunk builder perceives a partial chunk after flush_after_s without keyframes; the
+            # capture's stream-end keyframe (the last view) must reach it first, or the tour's tail
+            # becomes a chunk of its own and a live run differs from the offline build of its bag
+            self.capture.stream_end_s = idle_s / 2
+            log.warning("stream_end_s %.1f s is not below flush_after_s %.1f s: using %.2f s so the "
+                        "stream's last keyframe joins the tour's last chunk", end_s, idle_s, idle_s / 2)
 
     def destroy(self) -> None:
         for node in reversed(self.nodes):
