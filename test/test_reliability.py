@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import logging
+import math
 import os
 import shutil
 import sqlite3
@@ -685,6 +686,28 @@ def test_choosing_an_instance_finds_no_other_kind(instance_memory, question):
         _assert_not_seen(instance_memory, question)
     else:  # a bookcase was found (the shelf called so); no shelf is yellow or in a garage
         _assert_found(instance_memory, question, "o-black-shelf")
+
+
+# a blue mug seen often and well placed, and a yellow one 1.3 m from it: close enough to pool as one
+neighbour_memory = _memory_fixture("neighbour", [
+    {"id": "o-blue", "label": "mug", "description": "a small blue ceramic mug", "attributes": {"color": "blue"},
+     "affordances": ["drink from"], "position": (3.0, 1.0), "position_var": 0.05, "seen": [1, 2, 3, 4, 5, 6, 7, 8]},
+    {"id": "o-yellow", "label": "mug", "description": "a small yellow ceramic mug", "attributes": {"color": "yellow"},
+     "affordances": ["drink from"], "position": (4.2, 1.5), "position_var": 0.2, "seen": [10, 11, 12]},
+])
+
+
+@pytest.mark.parametrize("question,expected,xy", [
+    ("Where is the yellow mug?", "o-yellow", (4.2, 1.5)),
+    ("Where was I when I first saw the yellow mug?", "o-yellow", (4.2, 1.5)),
+    ("Where is the blue mug?", "o-blue", (3.0, 1.0)),
+])
+def test_an_object_seen_in_another_colour_is_no_duplicate_of_the_asked_one(neighbour_memory, question, expected, xy):
+    """Two mugs 1.3 m apart could be one mug split in two by position alone; seen in colours
+    apart they are two, and the yellow one's goal is not pulled 1.1 m onto the blue one."""
+    res = _ask_home(neighbour_memory, question)
+    assert res.found and res.target_object_id == expected and res.goal is not None
+    assert math.dist(res.target_position, xy) < 0.1, res.target_position
 
 
 # a wooden lamp, and a metal one the detector called a "light"; a steel kettle and a plastic one

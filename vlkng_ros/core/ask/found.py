@@ -987,6 +987,17 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     return bool(pq.places and room) and room.lower() not in pq.places
 
 
+def seen_apart(a, b) -> bool:
+    """Were two objects seen in colours (or materials) none of which the other was seen in
+    (``_seen_as``)? Then they are two things, however close: a blue mug 1.3 m from the yellow one
+    is no fragment of it, and pooled with it moves the yellow one's goal onto it."""
+    for kind, read in (("color", _colours), ("material", _materials)):
+        sa, sb = _seen_as(a, kind, read), _seen_as(b, kind, read)
+        if sa and sb and not sa & sb:
+            return True
+    return False
+
+
 def _as_asked(node, pq: "ParsedQuery", room: str | None) -> bool:
     """Every colour, material and kind of place the question names was seen of the object (not
     merely not contradicted: an object of unknown colour is not thereby the red one)."""
