@@ -691,9 +691,18 @@ def test_choosing_an_instance_finds_no_other_kind(instance_memory, question):
 # a blue mug seen often and well placed, and a yellow one 1.3 m from it: close enough to pool as one
 neighbour_memory = _memory_fixture("neighbour", [
     {"id": "o-blue", "label": "mug", "description": "a small blue ceramic mug", "attributes": {"color": "blue"},
+     "attribute_votes": {"color": {"blue": 4}},
      "affordances": ["drink from"], "position": (3.0, 1.0), "position_var": 0.05, "seen": [1, 2, 3, 4, 5, 6, 7, 8]},
     {"id": "o-yellow", "label": "mug", "description": "a small yellow ceramic mug", "attributes": {"color": "yellow"},
+     "attribute_votes": {"color": {"yellow": 2}},
      "affordances": ["drink from"], "position": (4.2, 1.5), "position_var": 0.2, "seen": [10, 11, 12]},
+    # a bed split in two fragments 1 m apart, each seen in one chunk, once white and once gray
+    {"id": "o-bed-a", "label": "bed", "description": "a large white fabric bed", "attributes": {"color": "white"},
+     "attribute_votes": {"color": {"white": 1}}, "affordances": ["sleep in"], "position": (11.2, -3.0),
+     "position_var": 0.12, "seen": [20, 21, 22]},
+    {"id": "o-bed-b", "label": "bed", "description": "a small gray fabric bed", "attributes": {"color": "gray"},
+     "attribute_votes": {"color": {"gray": 1}}, "affordances": ["sleep in"], "position": (10.2, -3.4),
+     "position_var": 0.07, "seen": [23, 24, 25]},
 ])
 
 
@@ -708,6 +717,14 @@ def test_an_object_seen_in_another_colour_is_no_duplicate_of_the_asked_one(neigh
     res = _ask_home(neighbour_memory, question)
     assert res.found and res.target_object_id == expected and res.goal is not None
     assert math.dist(res.target_position, xy) < 0.1, res.target_position
+
+
+def test_fragments_each_seen_once_in_a_colour_still_pool(neighbour_memory):
+    """One chunk's colour says little: the two fragments of a bed, one seen once white and one
+    once gray, are still pooled into one goal position (between them)."""
+    res = _ask_home(neighbour_memory, "Where is the bed?")
+    assert res.found and res.target_object_id in ("o-bed-a", "o-bed-b")
+    assert 10.3 < res.target_position[0] < 11.1, res.target_position
 
 
 # a wooden lamp, and a metal one the detector called a "light"; a steel kettle and a plastic one

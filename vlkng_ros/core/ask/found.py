@@ -896,6 +896,7 @@ class FoundRule:
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
+APART_MIN_VOTES = 2  # chunks that gave each of two objects a colour (material) before differing ones set them apart
 ATTRIBUTE_RIVAL_SHARE = 0.5  # a colour or material perception gave an object at least this share of the votes of
 # its remembered one is one it was seen in too (one view's lighting against another's)
 MATERIAL_NOUNS = {"wooden": "wood", "metallic": "metal", "steel": "metal"}  # a material said as an adjective, or
@@ -988,10 +989,15 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
 
 
 def seen_apart(a, b) -> bool:
-    """Were two objects seen in colours (or materials) none of which the other was seen in
-    (``_seen_as``)? Then they are two things, however close: a blue mug 1.3 m from the yellow one
-    is no fragment of it, and pooled with it moves the yellow one's goal onto it."""
+    """Were two objects each seen in APART_MIN_VOTES chunks or more in colours (or materials) none
+    of which the other was seen in (``_seen_as``)? Then they are two things, however close: a blue
+    mug 1.3 m from the yellow one is no fragment of it, and pooled with it moves the yellow one's
+    goal onto it. One chunk's colour says little: a bed split in two fragments, one seen once
+    white and one once gray, is one bed."""
     for kind, read in (("color", _colours), ("material", _materials)):
+        if min(sum(((getattr(n, "attribute_votes", None) or {}).get(kind) or {}).values()) for n in (a, b)) \
+                < APART_MIN_VOTES:
+            continue
         sa, sb = _seen_as(a, kind, read), _seen_as(b, kind, read)
         if sa and sb and not sa & sb:
             return True
