@@ -23,8 +23,8 @@ def make_memory(path: Path, embedder: str = "minilm") -> Memory:
 def add_objects(memory: Memory, specs: list[dict[str, Any]], relations: list[tuple[str, str, str]] = (),
                 chunk: str = "home#000000", with_vectors: bool = True) -> None:
     """specs: id, label, description, attributes, affordances, position, seen (list of seconds),
-    optional bbox, position_var (default 0.1), labels_seen (default [label]), label_votes (default
-    none) and place (the place of the keyframes it was seen in). Writes keyframes, objects,
+    optional bbox, position_var (default 0.1), labels_seen (default [label]), label_votes and
+    attribute_votes (default none) and place (the place of the keyframes it was seen in). Writes keyframes, objects,
     relations and one text vector per object."""
     stamps = sorted({T0 + int(s * SEC) for spec in specs for s in spec["seen"]})
     place_at = {T0 + int(s * SEC): spec["place"] for spec in specs if spec.get("place") for s in spec["seen"]}
@@ -39,7 +39,8 @@ def add_objects(memory: Memory, specs: list[dict[str, Any]], relations: list[tup
                                 spec.get("attributes", {}), spec.get("affordances", []), spec.get("labels_seen", [spec["label"]]),
                                 spec.get("places", []), obs[0].stamp_ns, obs[-1].stamp_ns, obs,
                                 spec.get("position"), spec.get("position_var", 0.1) if spec.get("position") else None,
-                                [], [TOUR], label_votes=spec.get("label_votes", {})))
+                                [], [TOUR], label_votes=spec.get("label_votes", {}),
+                                attribute_votes=spec.get("attribute_votes", {})))
     rels = [Relation(s, p, o, [T0 + int(specs[0]["seen"][0] * SEC)], TOUR) for s, p, o in relations]
     memory.graph.apply_merge(chunk, nodes, rels)
     if with_vectors:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..geometry import RayAccumulator, object_footprint
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..model import ObjectNode, Relation
+from .found import seen_apart
 from .graph_retrieval import Subgraph
 from .options import parse_choice, render_options
 from .query import ParsedQuery
@@ -143,13 +144,14 @@ def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
     one, so a fragment with two sightings does not beat the node seen all along. A node mostly
     called another kind of thing (``same_kind`` of the two labels false) is no duplicate, even if
     it was once seen under the target's name: a cushion that took in a few of the sofa's
-    sightings is still a cushion."""
+    sightings is still a cushion; nor is one seen in other colours (``seen_apart``)."""
     top = sub.scores.get(target_id, 0.0)
     label = sub.objects[target_id].label.lower()
     pool = among if among is not None else [o for o in sub.targets() if sub.scores.get(o, 0.0) >= share * top]
     close = [o for o in pool if o in sub.objects and sub.objects[o].position
              and label in {lab.lower() for lab in [sub.objects[o].label] + list(sub.objects[o].labels_seen)}
-             and (o == target_id or same_kind is None or same_kind(label, sub.objects[o].label.lower()))]
+             and (o == target_id or same_kind is None or same_kind(label, sub.objects[o].label.lower()))
+             and not seen_apart(sub.objects[target_id], sub.objects[o])]
     here = sub.objects[target_id].position
     if radius_m is not None and here is not None:
         close = [o for o in close if o == target_id or math.hypot(
@@ -214,7 +216,9 @@ def prefer_by_time(sub: Subgraph, pq: ParsedQuery,
              # ... and is named like it: the chair the cushion lies on is not the cushion, nor
              # is a cushion once seen under the sofa's name the sofa
              and (o == targets[0] or (same_kind(top_label, sub.objects[o].label.lower()) if same_kind is not None
-                                      else top_label in {lab.lower() for lab in sub.objects[o].labels_seen}))]
+                                      else top_label in {lab.lower() for lab in sub.objects[o].labels_seen}))
+             # ... and was not seen in another colour: the blue mug seen first is not the yellow one
+             and not seen_apart(sub.objects[targets[0]], sub.objects[o])]
     if "first" in cues:
         pick = min(close, key=lambda o: min(ob.stamp_ns for ob in sub.objects[o].observations))
     else:
@@ -271,9 +275,12 @@ def merged_position(sub: Subgraph, target_id: str, supported: list[ObjectNode] |
 def _could_be_one(node: ObjectNode, other: ObjectNode) -> bool:
     """Could two nodes of one label be one object split in two? Their places differ by no more
     than SUPPORT_GATE_SIGMAS of their uncertainty plus half the larger one's longest measured
-    side (a fragment is placed at the part it saw). Three cushions on a sofa, each placed to a few
+    side (a fragment is placed at the part it saw), and were not seen in colours or materials
+    apart (``seen_apart``). Three cushions on a sofa, each placed to a few
     centimetres 1.2-1.5 m apart, are three cushions: pooled, the pink one's goal went 0.97 m off."""
     assert node.position is not None and other.position is not None
+    if seen_apart(node, other):  # a blue mug beside the yellow one is another mug
+        return False
     sides = [max(f) for f in (object_footprint(n.ray_stats) if n.ray_stats else None for n in (node, other)) if f]
     reach = SUPPORT_GATE_SIGMAS * math.sqrt(position_var(node) + position_var(other)) + 0.5 * max(sides, default=0.0)
     return math.dist(node.position, other.position) <= reach

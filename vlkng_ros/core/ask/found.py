@@ -959,11 +959,15 @@ class FoundRule:
             return list(scores)
         # an object a label names comes before one only similar to it, and either comes before one
         # seen in another colour, material or place than the one asked for (retrieval order otherwise)
-        return sorted((o for o in scores if scores[o] >= self.margin),
-                      key=lambda o: (_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
+        found = sorted((o for o in scores if scores[o] >= self.margin),
+                       key=lambda o: (_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
+        return _as_asked_siblings(sub, pq, found) + found
 
 
 MAX_CHECKED = 5  # targets checked per question (retrieval ranks the right one near the top)
+APART_MIN_VOTES = 2  # chunks that gave each of two objects a colour (material) before differing ones set them apart
+ATTRIBUTE_RIVAL_SHARE = 0.5  # a colour or material perception gave an object at least this share of the votes of
+# its remembered one is one it was seen in too (one view's lighting against another's)
 MATERIAL_NOUNS = {"wooden": "wood", "metallic": "metal", "steel": "metal"}  # a material said as an adjective, or
 # as the metal it is ("the steel kettle" is the one seen as "metal")
 HEAD_KIND_DEPTH = 8  # steps up from a known compound to its head noun ("notebook computer": portable, personal,
@@ -1025,6 +1029,18 @@ def _materials(text: str) -> set[str]:
     return {MATERIAL_NOUNS.get(w, w) for w in words(text) if w in MATERIALS}
 
 
+def _seen_as(node, kind: str, read) -> set[str]:
+    """The values of attribute ``kind`` (colour, material) the object was seen in: its remembered
+    one, or its description's, and any other one perception gave it about as often
+    (``ATTRIBUTE_RIVAL_SHARE`` of the votes of the most given one: a yellow mug seen once yellow
+    and once green is remembered green by the tie's order, yet is as much the yellow one)."""
+    seen = read(str(node.attributes.get(kind, ""))) or read(node.description)
+    votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+    top = max(votes.values(), default=0)
+    return seen | {v for value, k in votes.items() if top and k >= ATTRIBUTE_RIVAL_SHARE * top
+                   for v in read(value)}
+
+
 def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     """The question names a colour, a material or a kind of place and the object was seen only in
     another colour or material or is in another kind of place ("the black lamp": a white lamp is a
@@ -1034,7 +1050,7 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     is in (``TourIndex.main_place``, via ``Subgraph.rooms``); else the build-time one."""
     for kind, read in (("color", _colours), ("material", _materials)):
         asked = read(" ".join(pq.attributes))
-        seen = read(str(node.attributes.get(kind, ""))) or read(node.description)
+        seen = _seen_as(node, kind, read)
         if asked and seen and not asked & seen:
             return True
     if room is None:
@@ -1042,6 +1058,46 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
 
         room = main_place(node)
     return bool(pq.places and room) and room.lower() not in pq.places
+
+
+def seen_apart(a, b) -> bool:
+    """Were two objects each seen in APART_MIN_VOTES chunks or more in colours (or materials) none
+    of which the other was seen in (``_seen_as``)? Then they are two things, however close: a blue
+    mug 1.3 m from the yellow one is no fragment of it, and pooled with it moves the yellow one's
+    goal onto it. One chunk's colour says little: a bed split in two fragments, one seen once
+    white and one once gray, is one bed."""
+    for kind, read in (("color", _colours), ("material", _materials)):
+        if min(sum(((getattr(n, "attribute_votes", None) or {}).get(kind) or {}).values()) for n in (a, b)) \
+                < APART_MIN_VOTES:
+            continue
+        sa, sb = _seen_as(a, kind, read), _seen_as(b, kind, read)
+        if sa and sb and not sa & sb:
+            return True
+    return False
+
+
+def _as_asked(node, pq: "ParsedQuery", room: str | None) -> bool:
+    """Every colour, material and kind of place the question names was seen of the object (not
+    merely not contradicted: an object of unknown colour is not thereby the red one)."""
+    for kind, read in (("color", _colours), ("material", _materials)):
+        asked = read(" ".join(pq.attributes))
+        if asked and not asked & _seen_as(node, kind, read):
+            return False
+    return not pq.places or bool(room) and room.lower() in pq.places  # type: ignore[union-attr]
+
+
+def _as_asked_siblings(sub: "Subgraph", pq: "ParsedQuery", found: list[str]) -> list[str]:
+    """The asked colour, material or place chooses among the instances of the kind found: when
+    every found target was seen otherwise ("the white bookcase" found only as a black shelf once
+    called a bookcase), the subgraph's other targets remembered under a found target's own
+    label (another shelf) that were seen as asked (the white shelf) lead, in retrieval order.
+    Nothing is added when nothing was found: this picks an instance, it never finds a kind."""
+    asks = bool(pq.places) or any(read(" ".join(pq.attributes)) for read in (_colours, _materials))
+    if not asks or not found or not all(_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)) for o in found):
+        return []
+    kinds = {sub.objects[o].label.lower() for o in found}
+    return [o for o in sub.targets() if o not in found and o in sub.objects
+            and sub.objects[o].label.lower() in kinds and _as_asked(sub.objects[o], pq, sub.rooms.get(o))]
 
 
 def _sibling(phrase: list[str], label: list[str]) -> bool:
