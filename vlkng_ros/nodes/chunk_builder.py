@@ -148,6 +148,10 @@ class ChunkBuilderNode(VlkngLifecycleNode):
     def _on_stream_end(self, msg: Header) -> None:
         if not self.active:
             return
+        if not msg.frame_id:
+            self.get_logger().error(f"{self.resolve_topic_name(self._end_topic)}: a stream end without a tour id "
+                                    "(header.frame_id) ignored", throttle_duration_sec=60.0)
+            return
         with self._lock:
             self._stream_end[msg.frame_id] = conv.ns_from_time(msg.stamp)
 
