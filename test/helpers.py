@@ -124,6 +124,20 @@ def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool
         time.sleep(step_s)
 
 
+def frames_perceiver():
+    """A perceiver that sees nothing: a chunk's graph is its frames (tests of chunking)."""
+    from vlkng_ros.core.model import ChunkGraph
+    from vlkng_ros.core.perception.base import Perceiver
+
+    class FramesPerceiver(Perceiver):
+        name = "frames"
+
+        def perceive(self, chunk):
+            return ChunkGraph(chunk.tour_id, chunk.chunk_index, [k.stamp_ns for k in chunk.keyframes])
+
+    return FramesPerceiver()
+
+
 def write_tour(out, frames, poses=(), hfov_deg: float = 90.0, jpeg_quality: int = 85):
     """A tour folder (bag/ only: no annotations) from ``frames`` [(stamp_ns, RGB uint8)] and
     optional ``poses`` [(stamp_ns, x, y, yaw)] on /pose, written with the simulator's bag writer.

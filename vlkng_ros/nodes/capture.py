@@ -25,6 +25,13 @@ or a compressedDepth CompressedImage when the name ends in 'compressedDepth') an
 the one stamped nearest to it within ``depth.max_offset_ms`` and the depth writer thread decodes
 and stores it, so capture pays only the lookup. Depth that arrives after its keyframe was stored
 is attached to it then (positions are re-solved at the next merge).
+
+Stream end: when no image came for ``stream_end_s`` (or the node stops) the selector keeps what it
+held back, and then ``stream_end`` (std_msgs/Header) announces it: ``frame_id`` = the tour id,
+``stamp`` = the image stamp of the last keyframe this node published (0 = none yet). Topics are not
+ordered against each other, so the chunk builder perceives a tour's partial chunk only once that
+keyframe is in (see chunk_builder.py): the tail of a live run is chunked as the offline build of
+its bag chunks it, whatever stream_end_s and flush_after_s are.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from nav_msgs.msg import Odometry
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, PointCloud2
+from std_msgs.msg import Header
 from vlkng_msgs.msg import Keyframe as KeyframeMsg
 
 from .. import conversions as conv
@@ -67,8 +75,11 @@ PARAMS = {
                          "stamp, or a later /pose or /odom) (s)."),
     "no_pose_warn_s": (5.0, "Warn once, loudly, when images came for this long without any pose (s)."),
     "stream_end_s": (2.0, "No image for this long (s) ends the camera stream: the keyframe selector keeps what it "
-                          "held back (a blurred turn, the last view); 0 = only when the node stops. Keep it below "
-                          "the chunk builder's flush_after_s (`vlkng run` lowers it to half of that)."),
+                          "held back (a blurred turn, the last view), then stream_end_topic announces it; 0 = only "
+                          "when the node stops."),
+    "stream_end_topic": ("stream_end", "Where the end of a camera stream is announced, after its last keyframes "
+                                       "(std_msgs/Header: frame_id = tour id, stamp = the last keyframe published, "
+                                       "0 = none)."),
     "max_pending_frames": (60, "Frames waiting for a later pose before the oldest is processed; twice "
                                "as many waiting (processing behind the camera) drops the oldest."),
 }
@@ -83,6 +94,7 @@ class CaptureNode(VlkngLifecycleNode):
         self._last_kept_ns: int | None = None
         self._gated: tuple[int, Any] | None = None  # the newest image skipped as too soon (the stream's end?)
         self._last_processed_ns: int | None = None
+        self._last_published_ns = 0  # image stamp of the last keyframe published (0: none yet)
         self._last_image_at: float | None = None  # monotonic time of the newest image; None once flushed
         self._offered_depth: collections.OrderedDict = collections.OrderedDict()  # stamp -> depth handed in
         self._latest_pose_ns = -1
@@ -113,6 +125,7 @@ class CaptureNode(VlkngLifecycleNode):
         self.stream_end_s = float(param(self, "stream_end_s"))
         self.no_pose_warn_s = float(param(self, "no_pose_warn_s"))
         self.pub = self.keep(self.create_publisher(KeyframeMsg, param(self, "keyframe_topic"), 100))
+        self.end_pub = self.keep(self.create_publisher(Header, param(self, "stream_end_topic"), 10))
         topic = self.cfg.image_topic
         kind = param(self, "image_type")
         if kind not in ("auto", "compressed", "raw"):
@@ -229,6 +242,7 @@ class CaptureNode(VlkngLifecycleNode):
         with self._drain_lock:
             with self._lock:
                 gated, self._gated = self._gated, None
+                streaming = self._last_image_at is not None  # images came since the last stream end
                 self._last_image_at = None
                 processed = self._last_processed_ns
             if gated is not None and (processed is None or gated[0] > processed):
@@ -236,6 +250,18 @@ class CaptureNode(VlkngLifecycleNode):
             with self._builder_lock:
                 kfs = self.builder.flush_capture(self.tour_id)
             self._publish_kept(kfs)
+            if streaming or kfs:
+                self._announce_stream_end()
+
+    def _announce_stream_end(self) -> None:
+        """Tell the chunk builder the stream ended, naming the last keyframe published: it
+        perceives the tour's partial chunk once it has that keyframe (no other is coming)."""
+        with self._lock:
+            last = self._last_published_ns
+        self.end_pub.publish(Header(stamp=conv.time_from_ns(last), frame_id=self.tour_id))
+        self.stats["stream_ends"] += 1
+        self.get_logger().info(f"{self.tour_id}: camera stream ended ({self.stats['keyframes']} keyframes "
+                               f"published, the last at {last})")
 
     # --- callbacks -------------------------------------------------------------------------
     def _on_camera_info(self, msg: CameraInfo) -> None:
@@ -464,6 +490,7 @@ class CaptureNode(VlkngLifecycleNode):
         for kf in kfs:
             with self._lock:
                 self._last_kept_ns = max(kf.stamp_ns, self._last_kept_ns or kf.stamp_ns)
+                self._last_published_ns = kf.stamp_ns
                 self.stats["keyframes"] += 1
                 if self._offered_depth.get(kf.stamp_ns):
                     self.stats["keyframes_with_depth"] += 1

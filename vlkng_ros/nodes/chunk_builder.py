@@ -6,6 +6,13 @@ durably by ``MemoryBuilder.perceive`` before it is published, and the merger als
 queue, so a dropped message loses nothing. On activation the node re-chunks the keyframes that
 are in the memory but in no perceived chunk (restart recovery). When no keyframe arrived for
 ``flush_after_s`` the partial chunk is perceived too, so the tail of a tour is not left out.
+
+The tail is chunked as the offline build chunks the bag: the capture keeps a stream's last view
+as it ends (``stream_end_s`` after the last image), so a partial chunk of keyframes that came in
+live waits for the capture's ``stream_end`` announcement and for the last keyframe it names (the
+keyframe topic is not ordered against it). A capture that never announces is waited for at most
+``stream_end_wait_s`` beyond ``flush_after_s``; with none publishing ``stream_end`` (an older
+capture node, or one that stopped or crashed) the partial chunk goes after ``flush_after_s``.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from std_msgs.msg import Header
 from vlkng_msgs.msg import ChunkGraph as ChunkGraphMsg
 from vlkng_msgs.msg import Keyframe as KeyframeMsg
 
@@ -31,7 +39,13 @@ RESUME_GRACE = 6  # recovered keyframes wait this many flush periods for the tou
 
 PARAMS = {
     "tour_dir": ("", "Tour folder whose annotations.jsonl feeds perception.backend 'annotations'."),
-    "flush_after_s": (5.0, "Perceive a partial chunk when no keyframe arrived for this long (s)."),
+    "flush_after_s": (5.0, "Perceive a partial chunk when no keyframe arrived for this long (s) and the capture "
+                           "announced the stream's end (its last keyframe is in)."),
+    "stream_end_wait_s": (30.0, "A partial chunk waits for the capture's stream-end announcement at most this "
+                                "long beyond flush_after_s (s); keep it above the capture's stream_end_s. No "
+                                "capture publishing stream_end_topic: no wait."),
+    "stream_end_topic": ("stream_end", "The capture's stream-end announcements (std_msgs/Header: frame_id = "
+                                       "tour id, stamp = its last keyframe)."),
     "retries": (3, "Retries of a failed chunk (after the backend's own), with backoff."),
     "retry_backoff_s": (2.0, "First retry delay (s); doubles each retry."),
     "keyframe_topic": ("keyframes", "Keyframes to chunk (vlkng_msgs/Keyframe)."),
@@ -85,10 +99,17 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         self.in_flight = 0
         self._flight_lock = threading.Lock()
         self.flush_after_s = float(param(self, "flush_after_s"))
+        self.stream_end_wait_s = max(0.0, float(param(self, "stream_end_wait_s")))
+        self._end_topic = param(self, "stream_end_topic")
+        self._last_live: dict[str, int] = {}  # tour -> stamp of the last keyframe received on the topic
+        self._stream_end: dict[str, int] = {}  # tour -> last keyframe named by the capture's stream end
+        self._live_partial: set[str] = set()  # tours whose partial chunk holds keyframes that came live
+        self._waiting_said: set[str] = set()
         self.retries = int(param(self, "retries"))
         self.backoff_s = float(param(self, "retry_backoff_s"))
         self.pub = self.keep(self.create_publisher(ChunkGraphMsg, param(self, "chunk_topic"), 100))
         self.keep(self.create_subscription(KeyframeMsg, param(self, "keyframe_topic"), self._on_keyframe, 100))
+        self.keep(self.create_subscription(Header, self._end_topic, self._on_stream_end, 10))
         self.keep(self.create_timer(max(0.2, min(1.0, self.flush_after_s / 4)), self._on_timer))
 
     def on_activated(self) -> None:
@@ -118,7 +139,21 @@ class ChunkBuilderNode(VlkngLifecycleNode):
             return
         self.last_keyframe_at = time.monotonic()
         self.keyframes_received += 1
-        self._add(conv.keyframe_from_msg(msg))
+        kf = conv.keyframe_from_msg(msg)
+        with self._lock:  # one publisher's keyframes come in order: the last one received so far
+            self._last_live[kf.tour_id] = kf.stamp_ns
+            self._live_partial.add(kf.tour_id)
+        self._add(kf)
+
+    def _on_stream_end(self, msg: Header) -> None:
+        if not self.active:
+            return
+        if not msg.frame_id:
+            self.get_logger().error(f"{self.resolve_topic_name(self._end_topic)}: a stream end without a tour id "
+                                    "(header.frame_id) ignored", throttle_duration_sec=60.0)
+            return
+        with self._lock:
+            self._stream_end[msg.frame_id] = conv.ns_from_time(msg.stamp)
 
     def _add(self, kf: Keyframe) -> None:
         with self._lock:
@@ -135,21 +170,47 @@ class ChunkBuilderNode(VlkngLifecycleNode):
         if chunk:
             self._submit(kf.tour_id, chunk)
 
-    def _on_timer(self) -> None:
-        if not self.active or time.monotonic() - self.last_keyframe_at < self.flush_after_s:
+    def _on_timer(self, force: bool = False) -> None:
+        idle_s = time.monotonic() - self.last_keyframe_at
+        if not self.active or (idle_s < self.flush_after_s and not force):
             return
+        capture_there = None  # asked once per tick, only when a tour waits for its stream end
+        partial = []
         with self._lock:
-            partial = [(t, c.flush()) for t, c in self.chunkers.items()]
-        for tour_id, chunk in partial:
-            if chunk:
-                self.get_logger().info(f"{tour_id}: no keyframe for {self.flush_after_s:.0f} s: "
-                                       f"perceiving the last {len(chunk)} keyframes")
-                self._submit(tour_id, chunk)
+            for tour_id, chunker in self.chunkers.items():
+                if not chunker.pending:
+                    continue
+                warn = ""
+                if tour_id in self._live_partial and not force and \
+                        self._stream_end.get(tour_id) != self._last_live.get(tour_id):
+                    if capture_there is None:
+                        capture_there = self.count_publishers(self._end_topic) > 0
+                    if capture_there and idle_s < self.flush_after_s + self.stream_end_wait_s:
+                        if tour_id not in self._waiting_said:  # its last keyframe may be on the way
+                            self._waiting_said.add(tour_id)
+                            self.get_logger().info(f"{tour_id}: no keyframe for {idle_s:.0f} s: the last "
+                                                   f"{chunker.pending} wait for the capture's stream end")
+                        continue
+                    warn = (f"no stream end from the capture {idle_s:.0f} s after its last keyframe (its "
+                            "stream_end_s above this node's flush_after_s + stream_end_wait_s, or it is stuck)"
+                            if capture_there else
+                            f"nothing publishes {self.resolve_topic_name(self._end_topic)} (an older capture "
+                            "node, or it stopped): the tail is not waited for")
+                self._live_partial.discard(tour_id)
+                self._waiting_said.discard(tour_id)
+                partial.append((tour_id, chunker.flush(), warn))
+        for tour_id, chunk, warn in partial:
+            what = f"perceiving the last {len(chunk)} keyframes"
+            if warn:
+                self.get_logger().warning(f"{tour_id}: {warn}; {what}")
+            else:
+                self.get_logger().info(f"{tour_id}: " + ("flushed: " if force else
+                                                         f"no keyframe for {idle_s:.0f} s: ") + what)
+            self._submit(tour_id, chunk)
 
     def flush_now(self) -> None:
         """Perceive every partial chunk now (end of a replay, tests)."""
-        self.last_keyframe_at = 0.0
-        self._on_timer()
+        self._on_timer(force=True)
 
     # --- perception ------------------------------------------------------------------------
     def _submit(self, tour_id: str, chunk: list[Keyframe]) -> None:

@@ -5,7 +5,6 @@ Used by ``vlkng run`` and by the ``vlkng_suite`` executable that the launch file
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,6 @@ from .chunk_builder import ChunkBuilderNode
 from .common import autostart
 from .merger import MergerNode
 from .navigator import NavigatorNode
-
-log = logging.getLogger("vlkng.run")
 
 
 @dataclass
@@ -48,14 +45,6 @@ class Suite:
         for node in (self.merger, self.ask, *self.extra, self.navigator, self.chunk_builder, self.capture):
             if not autostart(node):
                 raise RuntimeError(f"{node.get_name()} failed to start (see the log above)")
-        end_s, idle_s = self.capture.stream_end_s, self.chunk_builder.flush_after_s
-        if 0 < idle_s <= end_s:
-            # the chunk builder perceives a partial chunk after flush_after_s without keyframes; the
-            # capture's stream-end keyframe (the last view) must reach it first, or the tour's tail
-            # becomes a chunk of its own and a live run differs from the offline build of its bag
-            self.capture.stream_end_s = idle_s / 2
-            log.warning("stream_end_s %.1f s is not below flush_after_s %.1f s: using %.2f s so the "
-                        "stream's last keyframe joins the tour's last chunk", end_s, idle_s, idle_s / 2)
 
     def destroy(self) -> None:
         for node in reversed(self.nodes):
