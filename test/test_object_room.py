@@ -102,3 +102,24 @@ def test_the_floor_decides_when_clear_and_the_sightings_when_not():
     # walked floors but no sighting with a place: the floor alone
     assert place_shares(node, lambda t, s: None, lambda xy: {"kitchen": 0.5}) == {"kitchen": 1.0}
     assert floor_shares({}) == {}
+
+
+def test_room_questions_ask_for_entered_rooms_and_mark_views_through_a_door(tmp_path):
+    """bench_absent --rooms: one question per (class, kind of room) seen, none for a room never entered."""
+    import json
+
+    from vlkng_ros.eval.absent import room_questions
+
+    objects = [("plant-1", "plant", "living room"), ("sofa-1", "sofa", "living room"),
+               ("bench-1", "bench", "hallway"), ("bed-1", "bed", "bedroom")]
+    (tmp_path / "world.json").write_text(json.dumps({"objects": [
+        {"gt_track": t, "label": lab, "room": room} for t, lab, room in objects]}))
+    frames = [("hallway", ["plant-1", "bed-1"]), ("hallway", ["plant-1"]), ("living room", ["plant-1", "sofa-1"]),
+              ("living room", ["bench-1"]), ("hallway", [])]
+    (tmp_path / "annotations.jsonl").write_text("".join(
+        json.dumps({"place": place, "objects": [{"gt_track": t} for t in seen]}) + "\n" for place, seen in frames))
+    asked = {(q.label, q.room): q for q in room_questions(tmp_path)}
+    assert set(asked) == {("plant", "living room"), ("sofa", "living room"), ("bench", "hallway")}  # no bedroom
+    assert asked["plant", "living room"].through_door and asked["bench", "hallway"].through_door
+    assert not asked["sofa", "living room"].through_door
+    assert "plant in the living room" in asked["plant", "living room"].question

@@ -61,6 +61,7 @@ PLACE_NEAR_M = 1.0
 FLOOR_SCALE_M = 0.2
 FLOOR_REACH_M = 2.5
 FLOOR_WEIGHT = 2.0 / 3.0
+NEAREST_CACHE = 4096  # object positions whose nearest walked floors a TourIndex remembers
 MAX_EXPAND_FRAMES = 12  # frames whose co-visible objects expand the subgraph (a third per target)
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
@@ -499,6 +500,8 @@ class TourIndex:
         self._lock = threading.Lock()
         self._floor: dict[str, tuple[tuple[int, float], np.ndarray, np.ndarray]] = {}  # tour -> (its _tours entry's
         # generation and time, camera xy, place) of the keyframes with a place and a pose
+        self._nearest: dict[tuple[float, float], dict[str, float]] = {}  # nearest_places per xy, this generation
+        self._nearest_key: tuple = ()
 
     def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
         with self._lock:
@@ -529,9 +532,19 @@ class TourIndex:
 
     def nearest_places(self, xy: tuple[float, float]) -> dict[str, float]:
         """Each kind of place (lower case) a keyframe with a pose was taken in, with the distance (m)
-        from ``xy`` to the nearest camera position among them (every tour)."""
+        from ``xy`` to the nearest camera position among them (every tour; remembered per ``xy``
+        until a tour's keyframes change)."""
+        tours = self.memory.graph.tours()
+        key = (self.memory.generation, tuple(tours), tuple(self._tours[t][:2] if t in self._tours else None
+                                                          for t in tours))
+        with self._lock:
+            if key != self._nearest_key or len(self._nearest) > NEAREST_CACHE:
+                self._nearest, self._nearest_key = {}, key
+            hit = self._nearest.get(tuple(xy))  # type: ignore[arg-type]
+        if hit is not None:
+            return hit
         out: dict[str, float] = {}
-        for tour in self.memory.graph.tours():
+        for tour in tours:
             _, places, xys = self._tour(tour)
             with self._lock:
                 key = self._tours[tour][:2]
@@ -548,6 +561,9 @@ class TourIndex:
             for place in set(names):
                 d = float(dist[names == place].min())
                 out[place] = min(out.get(place, d), d)
+        with self._lock:
+            if key == self._nearest_key:
+                self._nearest[tuple(xy)] = out  # type: ignore[index]
         return out
 
     def place_shares(self, node: ObjectNode) -> dict[str, float]:
