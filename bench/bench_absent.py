@@ -9,6 +9,11 @@ For each seed a tour is generated (eval/sim) and built, then every presence ques
 ``--activities``: the same two sides for questions naming a use ("where can I have a meal?",
 eval/absent.py activity_questions), each asked once through the engine: found with a goal at a
 thing of a class that affords it (present), found at all (absent: a false find).
+
+``--rooms``: present questions naming the room a seen thing is in ("where is the plant in the
+living room?", eval/absent.py room_questions), right when the target is a thing of that class in
+that kind of room; split out, those whose things were seen mostly through a door from another
+room; and the share of objects whose shown room (present.shown_place) is the room they are in.
 """
 
 from __future__ import annotations
@@ -85,6 +90,50 @@ def activity_answers(tour: Path, mem: Path) -> list[tuple[bool, str, str]]:
     return out
 
 
+def room_answers(tour: Path, mem: Path) -> tuple[list[tuple[bool, str, str]], list[tuple[bool, bool, bool]]]:
+    """Room questions (eval/absent.py room_questions), each asked once through the engine:
+    (seen through a door, verdict, question) with verdict "right" (found, the target holds a thing
+    of that class in that kind of room), "wrong" (found, another), "not found"; and per object node
+    whose true room the robot entered: (seen through a door, the room shown is the true one,
+    the object has a position)."""
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.types import AskRequest
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.memory import Memory
+    from vlkng_ros.core.present import place_index
+    from vlkng_ros.eval.absent import _sightings, room_questions, true_rooms
+
+    cfg = VlkngConfig()
+    asked, shown = [], []
+    with Memory.open(mem, cfg, read_only=True) as memory:
+        engine = AskEngine(memory, cfg)
+        truth = true_rooms(memory, tour)
+        for q in room_questions(tour):
+            res = engine.ask(AskRequest(q.question, [], 3))
+            got = truth.get(res.target_object_id, ("?", "?", False))[:2] if res.found else ("-", "-")
+            verdict = "not found" if not res.found else "right" if got == (q.label, q.room) else "wrong"
+            asked.append((q.through_door, verdict, f"{q.question} -> {' in the '.join(got)}"))
+        visited = _sightings(Path(tour))[2]
+        places = place_index(memory)
+        nodes = {n.id: n for n in memory.graph.iter_objects()}
+        for node_id, (_, room, through) in truth.items():
+            if room in visited and node_id in nodes:
+                node = nodes[node_id]
+                shown.append((through, places.main_place(node).lower() == room, node.position is not None))
+    return asked, shown
+
+
+def report_rooms(asked: list[tuple[bool, str, str]], shown: list[tuple[bool, bool, bool]]) -> None:
+    share = lambda rs, v: sum(r[1] in v for r in rs) / max(1, len(rs))  # noqa: E731
+    for name, rows in (("all", asked), ("seen mostly through a door", [r for r in asked if r[0]])):
+        print(f"room questions, {name}: {len(rows)}; found right {share(rows, ('right',)):.3f}, "
+              f"found {share(rows, ('right', 'wrong')):.3f}")
+    for name, rows in (("all", shown), ("seen mostly through a door", [r for r in shown if r[0]])):
+        print(f"objects in a room entered, {name}: {len(rows)}; room shown right "
+              f"{sum(r[1] for r in rows) / max(1, len(rows)):.3f}")
+    print("room questions not right:", [q for _, v, q in asked if v != "right"])
+
+
 def report_activities(rows: list[tuple[bool, str, str]]) -> None:
     present = [r for r in rows if r[0]]
     absent = [r for r in rows if not r[0]]
@@ -106,6 +155,8 @@ def main() -> int:
                     "(prepare fresh seeds without reading them)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--activities", action="store_true", help="ask the activity questions instead (see above)")
+    ap.add_argument("--rooms", action="store_true", help="ask for seen things by their room instead (\"where is the "
+                    "plant in the living room?\"), and score the room shown for each object")
     args = ap.parse_args()
     from vlkng_ros.core.config import VlkngConfig
     from vlkng_ros.core.memory import Memory
@@ -114,6 +165,7 @@ def main() -> int:
 
     rows: list[tuple[bool, float, str, str]] = []
     acts: list[tuple[bool, str, str]] = []
+    rooms: tuple[list, list] = ([], [])
     for seed in args.seeds:
         name = f"s{seed}{'v' if args.varied else ''}"
         tour = Path(args.work) / name
@@ -124,11 +176,18 @@ def main() -> int:
             cfg = VlkngConfig()
             with Memory.open(mem, cfg) as m:
                 build_tour(tour, m, cfg, progress=False)
-        if args.activities:
+        if args.rooms:
+            asked, shown = room_answers(tour, mem)
+            rooms[0].extend(asked)
+            rooms[1].extend(shown)
+        elif args.activities:
             acts += activity_answers(tour, mem)
         elif not args.build_only:
             rows += scores_for(tour, mem)
     if args.build_only:
+        return 0
+    if args.rooms:
+        report_rooms(*rooms)
         return 0
     if args.activities:
         report_activities(acts)

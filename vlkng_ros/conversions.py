@@ -454,10 +454,12 @@ OBJECT_HEIGHT_M = 0.4  # drawn height of an object's cylinder (the memory holds 
 
 
 def object_markers(nodes: Iterable[ObjectNode], goal: PoseStamped | None, stamp_ns: int,
-                   frame_id: str = "map") -> Any:
+                   frame_id: str = "map", places: Any = None) -> Any:
     """A MarkerArray: each placed object as a cylinder (footprint-sized, coloured by class) and a
     text label (readable name) above it, plus the current goal as an arrow; a DELETEALL first so
-    objects consolidated away disappear. Marker ids are stable per object (hash of its id)."""
+    objects consolidated away disappear. Marker ids are stable per object (hash of its id).
+    ``places``: the memory's ``present.place_index``, for the room each label names (where the object
+    is, as everywhere else); without it the build-time room."""
     import zlib
 
     from visualization_msgs.msg import Marker, MarkerArray
@@ -490,7 +492,7 @@ def object_markers(nodes: Iterable[ObjectNode], goal: PoseStamped | None, stamp_
         text.pose.orientation.w = 1.0
         text.scale.z = 0.25
         text.color.r = text.color.g = text.color.b = text.color.a = 1.0
-        text.text = object_name(node)
+        text.text = object_name(node, places)
         out.markers += [body, text]
     if goal is not None:
         arrow = Marker(ns=MARKER_NS_GOAL, id=0, type=Marker.ARROW, action=Marker.ADD)

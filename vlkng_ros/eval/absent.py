@@ -124,3 +124,61 @@ def held_classes(memory, tour_dir: str | Path) -> dict[str, dict[str, set[str]]]
         for lab in counts:
             out[lab]["held" if lab == main else "merged"].add(node_id)
     return dict(out)
+
+
+@dataclass(frozen=True)
+class RoomQuestion:
+    question: str
+    label: str  # the class asked for
+    room: str  # the kind of room it is in (world.json), asked for by name
+    through_door: bool  # most of the frames that saw the objects asked for were taken in another room
+
+
+def _sightings(root: Path) -> tuple[dict, dict[str, list[str]], set[str]]:
+    """(world.json, per seen track the places of the frames that saw it, every place a frame was in)."""
+    world = json.loads((root / "world.json").read_text())
+    seen: dict[str, list[str]] = {}
+    visited: set[str] = set()
+    with open(root / "annotations.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                frame = json.loads(line)
+                visited.add(frame.get("place") or "")
+                for o in frame.get("objects", []):
+                    seen.setdefault(o["gt_track"], []).append(frame.get("place") or "")
+    return world, seen, visited - {""}
+
+
+def room_questions(tour_dir: str | Path) -> list[RoomQuestion]:
+    """Present questions naming the room a seen thing is in ("where is the plant in the living
+    room?"), one per (class, kind of room) the tour saw, for rooms the robot entered (a frame was
+    taken there: a room never entered has no frame named after it, so no memory can know it).
+    ``through_door``: the frames that saw things of that class in that room were mostly taken
+    from another room (seen through a door), where the camera's room is the wrong answer."""
+    world, seen, visited = _sightings(Path(tour_dir))
+    places: dict[tuple[str, str], list[str]] = {}
+    for o in world["objects"]:
+        if o["gt_track"] in seen and o["room"] in visited:
+            places.setdefault((o["label"], o["room"]), []).extend(seen[o["gt_track"]])
+    out = []
+    for i, ((label, room), where) in enumerate(sorted(places.items())):
+        through = sum(p == room for p in where) * 2 < len(where)
+        out.append(RoomQuestion(TEMPLATES[i % len(TEMPLATES)].format(f"{label} in the {room}"), label, room, through))
+    return out
+
+
+def true_rooms(memory, tour_dir: str | Path) -> dict[str, tuple[str, str, bool]]:
+    """Per object node of a memory built from a generated tour: (the class, the kind of room, seen
+    mostly through a door) of the ground-truth object holding most of its matched observations."""
+    from .metrics import node_track_counts
+
+    world, seen, _ = _sightings(Path(tour_dir))
+    by_track = {o["gt_track"]: o for o in world["objects"]}
+    out = {}
+    for node_id, tracks in node_track_counts(memory, tour_dir).items():
+        track = tracks.most_common(1)[0][0]
+        if track in by_track:
+            o = by_track[track]
+            where = seen.get(track, [])
+            out[node_id] = (o["label"], o["room"], sum(p == o["room"] for p in where) * 2 < len(where))
+    return out

@@ -27,6 +27,7 @@ from vlkng_msgs.srv import Ask, GetFrame
 from .. import conversions as conv
 from ..core.ask.types import AskResult
 from ..core.memory import Memory
+from ..core.present import place_index
 from .common import VlkngLifecycleNode, param, spin_main, warm_up
 
 LATENCY_WINDOW = 1000  # the last answers' latencies kept for statistics
@@ -140,7 +141,7 @@ class AskServerNode(VlkngLifecycleNode):
             return
         now = self.get_clock().now().nanoseconds
         self.markers_pub.publish(conv.object_markers(self.memory.graph.iter_objects(), self.goal, now,
-                                                     param(self, "markers_frame")))
+                                                     param(self, "markers_frame"), place_index(self.memory)))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -48,6 +48,20 @@ PLACE_MISS_WEIGHT = 0.3  # an object never seen in the place the question names 
 # and the object's own position is uncertain by a few tenths of a metre, so nearer views are not
 # more telling: a physical constant of cameras and furniture, not of any world.
 PLACE_NEAR_M = 1.0
+# Where the object IS, from where the robot walked: a keyframe's place is the room the camera stood in,
+# so the places of the camera positions nearest the object's estimated position name the floor it
+# stands on. A place whose nearest camera position is FLOOR_SCALE_M farther than the nearest one of
+# any place counts e^-1 as much (a robot keeps some tenths of a metre off walls and furniture, so
+# two rooms' walked floors a wall apart are about that far from a thing against the wall between
+# them); beyond FLOOR_REACH_M of every camera position the robot never walked that floor (a room
+# seen only through its door) and the sightings decide alone. The floor weighs FLOOR_WEIGHT against
+# the sightings' shares (more than half: a place seen only through a door loses to the one whose
+# floor the object stands on when the floor is clear; when two floors are about as near, the
+# sightings decide).
+FLOOR_SCALE_M = 0.2
+FLOOR_REACH_M = 2.5
+FLOOR_WEIGHT = 2.0 / 3.0
+NEAREST_CACHE = 4096  # object positions whose nearest walked floors a TourIndex remembers
 MAX_EXPAND_FRAMES = 12  # frames whose co-visible objects expand the subgraph (a third per target)
 LEXICON_HEAD_SHARE = 0.9  # "bedside table": lexicon relations of the head noun alone count this share
 SYNONYM_OF_PHRASE = 0.5  # a lexicon relation this strong means the lexicon knows the phrase
@@ -410,17 +424,16 @@ def observation_weight(node: ObjectNode) -> float:
     return 1.0 + OBSERVATION_WEIGHT * math.log1p(len(node.observations))
 
 
-def place_shares(node: ObjectNode,
-                 frame_at: "Callable[[str, int], tuple[str | None, tuple[float, float] | None] | None]") -> dict[str, float]:
-    """Which kind of place the object is in (the one home of that, see ``TourIndex.place_shares``):
-    each kind of place (lower case) with its share (summing to 1; {} when no sighting's keyframe
-    was given a place). A keyframe's place is where the CAMERA was, so every sighting votes for
-    its keyframe's place with weight 1/max(d, PLACE_NEAR_M)^2, d the distance from the camera to
-    the object: a plant seen six times through the kitchen door from 4-5 m in the hallway and
-    three times from 1-1.5 m in the kitchen is in the kitchen. ``frame_at(tour, stamp)``: the
-    keyframe's (place, camera xy), None when unknown. An object without a position, or a
-    sighting without a camera pose, counts as the average of its other sightings (all alike
-    when none has a distance)."""
+def sighting_shares(node: ObjectNode,
+                    frame_at: "Callable[[str, int], tuple[str | None, tuple[float, float] | None] | None]") -> dict[str, float]:
+    """Each kind of place (lower case) the object was seen FROM, with its share (summing to 1; {}
+    when no sighting's keyframe was given a place). A keyframe's place is where the CAMERA was, so
+    every sighting votes for its keyframe's place with weight 1/max(d, PLACE_NEAR_M)^2, d the
+    distance from the camera to the object: a plant seen six times through the kitchen door from
+    4-5 m in the hallway and three times from 1-1.5 m in the kitchen is in the kitchen.
+    ``frame_at(tour, stamp)``: the keyframe's (place, camera xy), None when unknown. An object
+    without a position, or a sighting without a camera pose, counts as the average of its other
+    sightings (all alike when none has a distance)."""
     seen: list[tuple[str, float | None]] = []  # (place, the sighting's weight; None: no distance)
     for tour, stamp in node.frames:
         frame = frame_at(tour, stamp)
@@ -439,6 +452,41 @@ def place_shares(node: ObjectNode,
     return {p: w / total for p, w in totals.items()} if total > 0 else {}
 
 
+def floor_shares(nearest: dict[str, float]) -> dict[str, float]:
+    """Which kind of place's floor the object stands on, as shares (summing to 1; {} when the robot
+    walked no floor within FLOOR_REACH_M of it): ``nearest`` maps each kind of place to the distance
+    (m) from the object's estimated position to the nearest camera position of a keyframe taken in
+    it; a place FLOOR_SCALE_M farther than the nearest counts e^-1 as much."""
+    near = {p: d for p, d in nearest.items() if d <= FLOOR_REACH_M}
+    if not near:
+        return {}
+    closest = min(near.values())
+    votes = {p: math.exp(-(d - closest) / FLOOR_SCALE_M) for p, d in near.items()}
+    total = sum(votes.values())
+    return {p: v / total for p, v in votes.items()}
+
+
+def place_shares(node: ObjectNode,
+                 frame_at: "Callable[[str, int], tuple[str | None, tuple[float, float] | None] | None]",
+                 nearest: "Callable[[tuple[float, float]], dict[str, float]] | None" = None) -> dict[str, float]:
+    """Which kind of place the object is in (the one home of that, see ``TourIndex.place_shares``):
+    each kind of place (lower case) with its share (summing to 1; {} when no keyframe near it or
+    seeing it was given a place). Where it IS (``floor_shares``: the places of the camera positions
+    nearest its estimated position, ``nearest(xy)`` giving each place's nearest distance) weighs
+    FLOOR_WEIGHT against where it was seen FROM (``sighting_shares``), so a plant seen mostly through
+    the living room door from the hallway, standing where the robot walked the living room, is in the
+    living room. An object without a position, or far from every walked floor (a room never
+    entered), or a memory without ``nearest``: the sightings alone."""
+    seen = sighting_shares(node, frame_at)
+    floor = floor_shares(nearest(node.position)) if nearest is not None and node.position is not None else {}
+    if not floor:
+        return seen
+    if not seen:
+        return floor
+    return {p: FLOOR_WEIGHT * floor.get(p, 0.0) + (1.0 - FLOOR_WEIGHT) * seen.get(p, 0.0)
+            for p in sorted(set(floor) | set(seen))}
+
+
 class TourIndex:
     """Per-tour keyframe places, camera positions and order (cached; rebuilt when the memory
     changed, see LabelIndex.vocabulary): answers "which room was this frame in", "which room is
@@ -450,6 +498,10 @@ class TourIndex:
         self._tours: dict[str, tuple[int, float, list[int], list[str | None],
                                      list[tuple[float, float] | None]]] = {}
         self._lock = threading.Lock()
+        self._floor: dict[str, tuple[tuple[int, float], np.ndarray, np.ndarray]] = {}  # tour -> (its _tours entry's
+        # generation and time, camera xy, place) of the keyframes with a place and a pose
+        self._nearest: dict[tuple[float, float], dict[str, float]] = {}  # nearest_places per xy, this generation
+        self._nearest_key: tuple = ()
 
     def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
         with self._lock:
@@ -478,9 +530,46 @@ class TourIndex:
         frame = self.frame(tour_id, stamp_ns)
         return frame[0] if frame is not None else None
 
+    def nearest_places(self, xy: tuple[float, float]) -> dict[str, float]:
+        """Each kind of place (lower case) a keyframe with a pose was taken in, with the distance (m)
+        from ``xy`` to the nearest camera position among them (every tour; remembered per ``xy``
+        until a tour's keyframes change)."""
+        tours = self.memory.graph.tours()
+        key = (self.memory.generation, tuple(tours), tuple(self._tours[t][:2] if t in self._tours else None
+                                                          for t in tours))
+        with self._lock:
+            if key != self._nearest_key or len(self._nearest) > NEAREST_CACHE:
+                self._nearest, self._nearest_key = {}, key
+            hit = self._nearest.get(tuple(xy))  # type: ignore[arg-type]
+        if hit is not None:
+            return hit
+        out: dict[str, float] = {}
+        for tour in tours:
+            _, places, xys = self._tour(tour)
+            with self._lock:
+                key = self._tours[tour][:2]
+                cached = self._floor.get(tour)
+                if cached is None or cached[0] != key:
+                    keep = [i for i, (p, q) in enumerate(zip(places, xys)) if p and q is not None]
+                    cached = (key, np.array([xys[i] for i in keep], dtype=float).reshape(-1, 2),
+                              np.array([str(places[i]).lower() for i in keep], dtype=object))
+                    self._floor[tour] = cached
+            _, pts, names = cached
+            if not len(names):
+                continue
+            dist = np.hypot(pts[:, 0] - xy[0], pts[:, 1] - xy[1])
+            for place in set(names):
+                d = float(dist[names == place].min())
+                out[place] = min(out.get(place, d), d)
+        with self._lock:
+            if key == self._nearest_key:
+                self._nearest[tuple(xy)] = out  # type: ignore[index]
+        return out
+
     def place_shares(self, node: ObjectNode) -> dict[str, float]:
-        """Which kind of place the OBJECT is in, as shares (``place_shares``): the one home of it."""
-        return place_shares(node, self.frame)
+        """Which kind of place the OBJECT is in, as shares (``place_shares``: where it stands and
+        where it was seen from): the one home of it."""
+        return place_shares(node, self.frame, self.nearest_places)
 
     def place_share(self, node: ObjectNode, place: str) -> float | None:
         """Share of the object in that kind of place (lower case); None when no sighting's
