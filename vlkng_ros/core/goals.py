@@ -213,7 +213,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
     seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
-    obstacles = thin_obstacles(np.concatenate(seen)) if seen else None
+    obstacles = stood_free(thin_obstacles(np.concatenate(seen)), [v.pose for v in vs], robot_radius_m) if seen else None
     body = robot_radius_m + OBSTACLE_MARGIN_M
     best = None
     nearest_clear = math.inf
@@ -400,6 +400,20 @@ def _disc_hits(points: np.ndarray, obstacles: np.ndarray, clearance_m: float) ->
     return np.sum(np.linalg.norm(points[:, None, :] - obstacles[None, :, :], axis=2) < clearance_m, axis=1)
 
 
+def stood_free(points: np.ndarray, poses: list[Pose], radius_m: float) -> np.ndarray:
+    """``points`` (N, 2) less those within ``radius_m`` (the robot's) of a pose where the robot
+    stood: nothing stood there then, so a reading there is another view's misregistered surface or
+    gone (three such readings a view from another room put 0.1-0.3 m in front of a bedroom
+    camera blocked every ring goal that camera saw, and a bed's goal went 1.9 m off)."""
+    if points.size == 0 or not poses:
+        return points
+    xy = np.array([[p.x, p.y] for p in poses], dtype=float)
+    near = np.zeros(len(points), dtype=bool)
+    for c in xy:
+        near |= np.sum((points - c) ** 2, axis=1) < radius_m ** 2
+    return points[~near]
+
+
 def thin_obstacles(points: np.ndarray, cell_m: float = STEP_M) -> np.ndarray:
     """At most MIN_OBSTACLE_POINTS of ``points`` (N, 2) per ``cell_m`` square: as many as ever
     decide whether a place is blocked, from views that saw the same surface many times over."""
@@ -420,15 +434,16 @@ def near_surface(points_xy: np.ndarray, view: Pose, toward: tuple[float, float])
     return float(np.percentile((points_xy - np.array([view.x, view.y])) @ u, FRONT_PERCENTILE))
 
 
-def camera_heights(floors: list[float | None]) -> list[float | None]:
+def camera_heights(floors: list[float | None], fallback: float | None = None) -> list[float | None]:
     """The camera height to read each view's depth with, from the heights its floor gave
     (``KeyframeDepths.camera_height``; None: no floor seen, or no depth): one robot's camera
     stands at one height, so a view whose floor lies more than FLOOR_AGREE_M off the views'
     median (a table top taken for the floor: 0.18 m for a 1.0 m camera, and the floor 2-3 m
-    ahead read as a wall of obstacles) and a view that saw no floor take the median."""
+    ahead read as a wall of obstacles) and a view that saw no floor take the median; where none
+    saw one, ``fallback`` (the height nearby keyframes' floors gave: ``_nearby_camera_height``)."""
     known = [h for h in floors if h]
     if not known:
-        return list(floors)
+        return [fallback] * len(floors) if fallback else list(floors)
     med = float(np.median(known))
     return [h if h and abs(h - med) <= FLOOR_AGREE_M else med for h in floors]
 
@@ -450,10 +465,12 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
     noise = memory.cfg.depth.noise()
     pitch = math.radians(memory.cfg.capture.camera_pitch_deg)
     seen = []  # (pose, camera, box, depth or None, the camera height that depth's floor gave)
+    obs_seen = []  # the observation of each of seen
     for ob in obs:
         kf = memory.graph.get_keyframe(ob.tour_id, ob.stamp_ns)
         if kf is None or kf.pose is None:
             continue
+        obs_seen.append(ob)
         if ob.tour_id not in cameras:
             raw = memory.graph.get_meta(f"camera:{ob.tour_id}")
             cameras[ob.tour_id] = CameraModel(**json.loads(raw)) if raw else None
@@ -465,8 +482,11 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
         seen.append((kf.pose, cam, ob.bbox, depth, depths.camera_height(ob.tour_id, ob.stamp_ns, cam)
                      if depth is not None else None))
     heights = camera_heights([h for *_, h in seen])
+    if any(view[3] is not None and not h for view, h in zip(seen, heights)):  # depth, no floor
+        heights = camera_heights([h for *_, h in seen], _nearby_camera_height(memory, depths, obs_seen, seen))
+    others = _other_boxes(memory, node, obs) if any(d is not None for _, _, _, d, _ in seen) else {}
     views = []
-    for (pose, cam, bbox, depth, _), height in zip(seen, heights):
+    for ob, (pose, cam, bbox, depth, _), height in zip(obs_seen, seen, heights):
         if bbox is None:
             views.append(View(pose))
             continue
@@ -474,13 +494,53 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
         front = obstacles = None
         if depth is not None:
             # a box cut by the image's bottom hides the object's base, which may be its nearest part
-            pts = object_points(depth, bbox, cam, noise, height) if bbox[3] < cam.height - BORDER_PX else None
+            pts = object_points(depth, bbox, cam, noise, height, others.get((ob.tour_id, ob.stamp_ns), ())
+                                ) if bbox[3] < cam.height - BORDER_PX else None
             if pts is not None:
                 front = near_surface(optical_to_map(pts, pose, pitch), pose, node.position)
             if height:
                 obstacles = optical_to_map(obstacle_points(depth, cam, height, pitch), pose, pitch)
         views.append(View(pose, (bbox[2] - bbox[0]) / cam.fx * dist, front, obstacles))
     return views
+
+
+NEARBY_FLOORS = 6  # keyframes nearest in time whose floors give the camera height where no view of the object saw one
+
+
+def _nearby_camera_height(memory: "Memory", depths, obs: list, seen: list) -> float | None:
+    """Where no view of the object saw the floor (a sink seen once, close, over a toilet): the
+    median camera height the floors of the tour's NEARBY_FLOORS keyframes nearest in time to its
+    views gave (one robot's camera stands at one height), so the readings around still keep the
+    goal off what stood there (without them the sink's goal stood on the toilet); None without."""
+    tour = obs[0].tour_id
+    stamps = [ob.stamp_ns for ob in obs if ob.tour_id == tour]
+    cam = next(c for _, c, *_ in seen)
+    near = sorted((kf for kf in memory.graph.keyframes(tour) if kf.stamp_ns not in stamps),
+                  key=lambda kf: min(abs(kf.stamp_ns - s) for s in stamps))
+    heights = []
+    for kf in near[:4 * NEARBY_FLOORS]:
+        if len(heights) >= NEARBY_FLOORS:
+            break
+        if depths.get(tour, kf.stamp_ns) is not None:
+            h = depths.camera_height(tour, kf.stamp_ns, cam)
+            if h:
+                heights.append(h)
+    return float(np.median(heights)) if heights else None
+
+
+def _other_boxes(memory: "Memory", node: ObjectNode, obs: list) -> dict[tuple[str, int], list]:
+    """(tour, stamp) -> the boxes of the other objects the memory holds in that keyframe of ``obs``:
+    their pixels are not the object's near surface (a toilet in front of a sink is the toilet's,
+    as ``depth.object_depth`` leaves them out when it places the object)."""
+    frames = memory.graph.objects_in_frames([(ob.tour_id, ob.stamp_ns) for ob in obs])
+    ids = sorted({i for found in frames.values() for i in found if i != node.id})
+    out: dict[tuple[str, int], list] = {}
+    for other in memory.graph.get_objects(ids):
+        for ob in other.observations:
+            key = (ob.tour_id, ob.stamp_ns)
+            if other.id in frames.get(key, ()):
+                out.setdefault(key, []).append(ob.bbox)
+    return out
 
 
 def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], target_id: str,
