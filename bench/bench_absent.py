@@ -67,9 +67,11 @@ def scores_for(tour: Path, mem: Path) -> list[tuple[bool, float, str, str]]:
     return out
 
 
-def activity_answers(tour: Path, mem: Path) -> list[tuple[bool, str, str]]:
-    """(present, verdict, question) per activity question: verdict "right" (found, the target
-    node holds a class affording it), "wrong" (found, another class), "not found"."""
+def activity_answers(tour: Path, mem: Path) -> list[tuple[bool, str, str, bool]]:
+    """(present, verdict, question, held) per activity question: verdict "right" (found, the target
+    node holds a class affording it), "wrong" (found, another class), "not found"; ``held``: the
+    memory holds an object of a class affording it (a present use whose every such thing the tour
+    saw was never built cannot be found right: perception's miss, not the answer's)."""
     from vlkng_ros.core.ask.engine import AskEngine
     from vlkng_ros.core.ask.types import AskRequest
     from vlkng_ros.core.config import VlkngConfig
@@ -81,12 +83,15 @@ def activity_answers(tour: Path, mem: Path) -> list[tuple[bool, str, str]]:
     with Memory.open(mem, cfg, read_only=True) as memory:
         engine = AskEngine(memory, cfg)
         main_class = {n: lab for lab, h in held_classes(memory, tour).items() for n in h["held"]}
+        held = set(main_class.values())
         for q in activity_questions(tour):
             res = engine.ask(AskRequest(q.question, [], 3))
             got = main_class.get(res.target_object_id, "?") if res.found else ""
             verdict = "not found" if not res.found else "right" if got in q.label.split("|") else "wrong"
+            built = bool(held & set(q.label.split("|"))) if q.present else False
             out.append((q.present, verdict, f"{q.question} -> {got or '-'}"
-                        + (f" (wants {q.label})" if q.present and verdict != "right" else "")))
+                        + (f" (wants {q.label}{'' if built else ', never built'})"
+                           if q.present and verdict != "right" else ""), built))
     return out
 
 
@@ -134,15 +139,19 @@ def report_rooms(asked: list[tuple[bool, str, str]], shown: list[tuple[bool, boo
     print("room questions not right:", [q for _, v, q in asked if v != "right"])
 
 
-def report_activities(rows: list[tuple[bool, str, str]]) -> None:
+def report_activities(rows: list[tuple[bool, str, str, bool]]) -> None:
     present = [r for r in rows if r[0]]
+    held = [r for r in present if r[3]]
     absent = [r for r in rows if not r[0]]
     share = lambda rs, v: sum(r[1] in v for r in rs) / max(1, len(rs))  # noqa: E731
-    print(f"activity questions: {len(present)} present, {len(absent)} absent")
+    print(f"activity questions: {len(present)} present ({len(held)} where the memory holds a thing that serves "
+          f"it, {len(present) - len(held)} whose serving things were seen but never built), {len(absent)} absent")
     print(f"present: found right {share(present, ('right',)):.3f}, found {share(present, ('right', 'wrong')):.3f}; "
           f"absent: false-found {share(absent, ('right', 'wrong')):.3f}")
-    print("present, not right:", [q for _, v, q in present if v != "right"])
-    print("absent, found:", [q for _, v, q in absent if v != "not found"])
+    print(f"held: found right {share(held, ('right',)):.3f}, found {share(held, ('right', 'wrong')):.3f}; "
+          f"never built: found {share([r for r in present if not r[3]], ('right', 'wrong')):.3f}")
+    print("present, not right:", [q for _, v, q, _ in present if v != "right"])
+    print("absent, found:", [q for _, v, q, _ in absent if v != "not found"])
 
 
 def main() -> int:
@@ -164,7 +173,7 @@ def main() -> int:
     from vlkng_ros.eval.sim import generate_tour
 
     rows: list[tuple[bool, float, str, str]] = []
-    acts: list[tuple[bool, str, str]] = []
+    acts: list[tuple[bool, str, str, bool]] = []
     rooms: tuple[list, list] = ([], [])
     for seed in args.seeds:
         name = f"s{seed}{'v' if args.varied else ''}"

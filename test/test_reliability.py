@@ -1419,3 +1419,52 @@ tools_memory = _memory_fixture("act11", _things(
 ])
 def test_the_thing_an_activity_is_done_with_or_at_is_found(tools_memory, question, expected):
     _assert_found(tools_memory, question, expected)
+
+
+# round 12: a thing named by its kind and what it is for ("a comfy seat for reading")
+seat_memory = _memory_fixture("act12", _things(
+    ("o-chair", "chair", "a white plastic chair", ["sit on"], (1.0, 1.0), [1, 2, 3, 4, 5, 6]),
+    ("o-armchair", "armchair", "a navy leather armchair", ["sit on", "read in"], (4.0, 2.0), [7, 8]),
+    ("o-sofa", "couch", "a blue leather couch", ["sit on", "lie down on", "watch TV from"], (6.0, 3.0), [9, 10]),
+    ("o-kettle", "kettle", "a red metal kettle", ["boil water", "make tea"], (8.0, 1.0), [11, 12]),
+))
+plain_seat_memory = _memory_fixture("act12b", _things(
+    ("o-chair", "chair", "a white plastic chair", ["sit on"], (1.0, 1.0), [1, 2, 3]),
+    ("o-kettle", "kettle", "a red metal kettle", ["boil water", "make tea"], (8.0, 1.0), [4, 5]),
+))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where is a comfy seat for reading?", "o-armchair"),  # a seat (lexicon) whose use is reading
+    ("Where is a nice seat to read in?", "o-armchair"),
+])
+def test_a_kind_named_with_its_use_is_found_at_one_that_serves_it(seat_memory, question, expected):
+    """Issue 11: 2f709df answered "not seen" although an armchair that one reads in was seen: no
+    label is "comfy seat reading", and the question names a thing, so the activity rules never ran."""
+    _assert_found(seat_memory, question, expected)
+
+
+@pytest.mark.parametrize("question", [
+    "Where is a comfy seat for reading?",  # only a kitchen chair: a seat, but nothing says reading
+    "Where is a good seat for cooking?",
+])
+def test_a_kind_named_with_a_use_nothing_serves_stays_not_seen(plain_seat_memory, question):
+    """The kind alone is no answer: the chair is named in the text at most, never as a goal."""
+    _assert_not_seen(plain_seat_memory, question)
+
+
+def test_activity_questions_count_a_generalisation_worlds_own_classes(tmp_path):
+    """A --varied world's dresser ("store clothes in") serves "put away my jacket": 2f709df asked it
+    as a use nothing in the world serves (any find a false one) and never accepted the dresser."""
+    from vlkng_ros.eval.absent import activity_questions
+
+    objs = [{"label": "dresser", "gt_track": "t1"}, {"label": "candle", "gt_track": "t2"},
+            {"label": "bed", "gt_track": "t3"}]
+    (tmp_path / "world.json").write_text(json.dumps({"objects": objs}))
+    (tmp_path / "annotations.jsonl").write_text(json.dumps({"objects": [{"gt_track": "t1"}, {"gt_track": "t3"}]}) + "\n")
+    qs = {q.question: q for q in activity_questions(tmp_path)}
+    jacket = qs["Where should I put away my jacket?"]
+    assert jacket.present and jacket.label == "dresser"
+    # the candle is in the world, unseen: light is neither asked as present nor as absent
+    assert "Where did I see something that gives light?" not in qs
+    assert not qs["Where can I take a bath?"].present  # guard: nothing in this world serves it

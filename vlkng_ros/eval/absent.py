@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, CLASSES
+from .sim.catalog import ACTION_PHRASES, AFFORDANCE_PHRASES, ALL_CLASSES, CLASSES
 
 OUTSIDE_CATALOG = (
     "piano", "bicycle", "microwave", "washing machine", "guitar", "fireplace", "printer",
@@ -91,11 +91,14 @@ def _world_classes(root: Path) -> tuple[set[str], set[str]]:
 def activity_questions(tour_dir: str | Path) -> list[PresenceQuestion]:
     """Questions for a use ("where can I have a meal?", "something to boil water with"): present
     when a class the tour saw affords it (``label``: those classes, "|"-joined), absent when no
-    class in the world does; a use only unseen things in the world afford is not asked."""
+    class in the world does; a use only unseen things in the world afford is not asked. The
+    classes of a generalisation world (``--varied``) count as the usual ones do: a dresser seen
+    serves "put away my jacket" ("store clothes in"), and a world with a candle ("give light")
+    is never asked for light as an absent use."""
     in_world, seen = _world_classes(Path(tour_dir))
     out: list[PresenceQuestion] = []
     for affordance, phrasings in [*ACTION_PHRASES.items(), *AFFORDANCE_PHRASES.items()]:
-        classes = {c for c, k in CLASSES.items() if affordance in k.affordances}
+        classes = {c for c, k in ALL_CLASSES.items() if affordance in k.affordances}
         if classes & seen:
             out += [PresenceQuestion(q, affordance, True, "|".join(sorted(classes & seen))) for q in phrasings]
         elif not classes & in_world:

@@ -99,7 +99,10 @@ than by a constant fit to one world:
   way a thing doing what the purpose is for ("sit down for breakfast": the table's "eat at") is
   taken just below the floor, first, when none above it does, and a use saying the whole
   activity in the dictionary's words (``names_use``: the wardrobe for "put away my jacket") when
-  nothing above the floor serves.
+  nothing above the floor serves. A thing named by its kind and what it is for, which no label
+  names as a whole ("a comfy *seat for reading*"), is found at a thing the lexicon names as that
+  kind one of whose uses serves the purpose (``kind_for_use``: the armchair's "read in"), never at
+  one of the kind alone (a kitchen chair).
 
 When nothing is found the answer text may offer the closest thing ("the closest thing I saw is a
 bag"), never as a goal or a target.
@@ -184,6 +187,10 @@ INSTRUMENT = ("with",)  # a question ending in one asks for what the activity is
 # use done in, on, at or from a thing ("watch TV from", "cut bread on") is no instrument
 PLACE_WORDS = (*POSITION_WORDS, "by", "near")  # a use ending in one of these is done at the thing ("work
 # at", "read by"); one without is what the thing does ("print documents")
+# "the best *seat for a movie night*", "a comfy *seat to read in*": a kind after a determiner (and
+# one word that rates it), then what it is for, to the question's end
+KIND_FOR_RE = re.compile(r"\b(?:a|an|the|some|any)\s+(?:[a-z]+\s+)?([a-z]+)\s+(?:for|to)\s+([a-z][a-z' ]*?)"
+                         r"\s*[?.!]*\s*$", re.I)
 DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "this", "some", "any")
 # not "that": after a noun it starts a relative clause ("something that gives light": an activity)
 USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
@@ -940,7 +947,35 @@ class FoundRule:
         targets, named = self._candidates(sub, pq)
         if not named:
             return {o: 1.0 for o in targets}, False
-        return {o: self.match_node(pq.target, sub.objects[o]) for o in targets}, True
+        scores = {o: self.match_node(pq.target, sub.objects[o]) for o in targets}
+        if not any(v >= self.margin for v in scores.values()):
+            kinds = self.kind_for_use(sub, pq, targets)
+            if kinds:
+                return {o: 1.0 for o in kinds}, False
+        return scores, True
+
+    def kind_for_use(self, sub: "Subgraph", pq: "ParsedQuery", targets: list[str]) -> list[str]:
+        """A thing named by its kind and what it is for ("a comfy *seat for reading*", "a good
+        *chair to work at*", ``KIND_FOR_RE``), which no label names as a whole: the ``targets`` the
+        lexicon names as that kind (``names``: an armchair is a seat) one of whose uses serves the
+        purpose (``affordance_match`` >= ``ACTIVITY_MARGIN``: the armchair's "read in"), in
+        retrieval order. A thing of the kind that does not serve the purpose is no answer: a
+        seat for a movie night is not found at a kitchen chair; the answer text may name it."""
+        m = KIND_FOR_RE.search(pq.text or "")
+        if not m or PLACE_FOR_RE.search(pq.text or ""):
+            return []
+        kind, use = singular(m.group(1).lower()), _content(m.group(2))
+        if not use or kind not in words(pq.target) or not self.lexicon.names_a_thing(kind):
+            return []
+        use = self.activity_form(" ".join([self._verb_word(use[0]), *use[1:]]))
+        out = []
+        for o in targets:
+            node = sub.objects[o]
+            labels = _labels(node)
+            if any(self.names(lab, kind) for lab in labels) and \
+                    self.affordance_match(use, node.affordances, pq.text or "", labels) >= ACTIVITY_MARGIN:
+                out.append(o)
+        return out
 
     def match_node(self, phrase: str, node) -> float:
         """``match`` of an object node: its labels and description."""
