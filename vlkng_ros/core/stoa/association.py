@@ -229,14 +229,17 @@ class Associator:
         s_text = float(n.vec @ self.emb.get([c.text()])[0])
         if s_gate < LABEL_GATE and s_text < TEXT_GATE:
             return 0.0
-        if s_gate < SAME_KIND_SIMILARITY and s_named < LABEL_GATE and c.position is not None and n.widths:
+        if s_gate < SAME_KIND_SIMILARITY and s_named < LABEL_GATE and c.position is not None and n.views:
             # names only loosely alike by embedding, neither one name nor related in the lexicon
             # ("sofa" / "cushion" 0.63, as "lamp" / "light"): one object has one size, and a
             # cushion lying on a sofa has the sofa's place but not its size. Both widths as if at
-            # c's place, from boxes the image border does not cut.
+            # c's place, from boxes the image border does not cut. Where one of the two was seen
+            # only cut by the border its size is unknown (a cut box is part of the object, not
+            # its width): the names alone do not make one object of a sofa seen at the image's
+            # edge and the cushion on it, so they stay two.
             theirs = self.implied_width(c, c.position, ignore_cut=True)
-            mine = float(np.median([w * math.dist((p.x, p.y), c.position) for p, w in n.widths]))
-            if theirs and mine > 0.0 and not 1.0 / SIZE_RATIO_MAX <= theirs / mine <= SIZE_RATIO_MAX:
+            mine = float(np.median([w * math.dist((p.x, p.y), c.position) for p, w in n.widths])) if n.widths else 0.0
+            if not theirs or mine <= 0.0 or not 1.0 / SIZE_RATIO_MAX <= theirs / mine <= SIZE_RATIO_MAX:
                 return 0.0
         shared = [k for k in n.obj.attributes if k in c.attributes]
         s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
