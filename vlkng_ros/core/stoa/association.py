@@ -19,7 +19,7 @@ import numpy as np
 from ..calibration import CameraHeightCalibrator
 from ..config import VlkngConfig
 from ..depth import KeyframeDepths, add_depth_fixes
-from ..geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border, ray_for
+from ..geometry import BORDER_PX, MIN_RANGE_M, RayAccumulator, bottom_hidden, ray_for
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
@@ -41,6 +41,9 @@ POSITION_NOISE_M2 = 0.1  # variance (m^2) of a position that bearings pinned dow
 WELL_LOCALISED_VAR = 0.3  # position variance (m^2) at or under which a node's place is trusted
 SIZE_CHECK_SIGHTINGS = 4  # recent sightings used to check apparent size
 SIZE_RATIO_MAX = 2.0  # implied width vs measured width, either way
+# A detector's box edge is off by a share of the box's size: a box ending this share of its width
+# (or BORDER_PX) from the image border may be cut by it, and gives no width for a size check
+BOX_EDGE_NOISE = 0.1
 SAME_KIND_SIMILARITY = 0.8  # label embeddings this close name one kind of thing
 # Floor-contact ranging (geometry.py): who may use it
 RESTS_ON_PREDICATES = ("on", "in", "above")  # a subject of these does not stand on the floor
@@ -149,7 +152,7 @@ class Associator:
                                      pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(angular_width(cam, box))
-                    if not cut_by_border(box, cam):
+                    if not maybe_cut(box, cam):
                         whole.append((kf.pose, widths[-1]))
                     sightings.append((chunk.tour_id, stamp, kf.pose, box, cam, [b for b in boxes_at[stamp] if b is not box]))
             if self.depths is not None:  # all at once: a fix that disagrees with the others is left out
@@ -353,7 +356,7 @@ class Associator:
             if kf is None or kf.pose is None:
                 continue
             cam = self.camera_for(ob.tour_id, kf.width, kf.height)
-            if ignore_cut and cut_by_border(ob.bbox, cam):
+            if ignore_cut and maybe_cut(ob.bbox, cam):
                 continue  # part of it is out of the image: its centre may be too, its width is cut
             if not in_view(point, [(kf.pose, cam)]):
                 return None  # behind or beside that camera: c was not there
@@ -388,6 +391,13 @@ def assign(scores: list[list[tuple[str, float]]], threshold: float) -> dict[int,
         taken_new.add(i)
         taken_old.add(cid)
     return out
+
+
+def maybe_cut(bbox, cam: CameraModel) -> bool:
+    """Is the box perhaps cut by the left or right image border (``cut_by_border``), allowing for
+    its edge's noise: the object may go on beyond it, and its width is no measure of its size."""
+    margin = max(BORDER_PX, BOX_EDGE_NOISE * (bbox[2] - bbox[0]))
+    return bbox[0] <= margin or bbox[2] >= cam.width - margin
 
 
 def angular_width(cam: CameraModel, bbox) -> float:
