@@ -19,7 +19,7 @@ import numpy as np
 from ..calibration import CameraHeightCalibrator
 from ..config import VlkngConfig
 from ..depth import KeyframeDepths, add_depth_fixes
-from ..geometry import MIN_RANGE_M, RayAccumulator, bottom_hidden, cut_by_border, ray_for
+from ..geometry import BORDER_PX, MIN_RANGE_M, RayAccumulator, bottom_hidden, ray_for
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
@@ -41,6 +41,9 @@ POSITION_NOISE_M2 = 0.1  # variance (m^2) of a position that bearings pinned dow
 WELL_LOCALISED_VAR = 0.3  # position variance (m^2) at or under which a node's place is trusted
 SIZE_CHECK_SIGHTINGS = 4  # recent sightings used to check apparent size
 SIZE_RATIO_MAX = 2.0  # implied width vs measured width, either way
+# A detector's box edge is off by a share of the box's size: a box ending this share of its width
+# (or BORDER_PX) from the image border may be cut by it, and gives no width for a size check
+BOX_EDGE_NOISE = 0.1
 SAME_KIND_SIMILARITY = 0.8  # label embeddings this close name one kind of thing
 # Floor-contact ranging (geometry.py): who may use it
 RESTS_ON_PREDICATES = ("on", "in", "above")  # a subject of these does not stand on the floor
@@ -149,7 +152,7 @@ class Associator:
                                      pitch_rad=pitch))
                     views.append((kf.pose, cam))
                     widths.append(angular_width(cam, box))
-                    if not cut_by_border(box, cam):
+                    if not maybe_cut(box, cam):
                         whole.append((kf.pose, widths[-1]))
                     sightings.append((chunk.tour_id, stamp, kf.pose, box, cam, [b for b in boxes_at[stamp] if b is not box]))
             if self.depths is not None:  # all at once: a fix that disagrees with the others is left out
@@ -229,14 +232,17 @@ class Associator:
         s_text = float(n.vec @ self.emb.get([c.text()])[0])
         if s_gate < LABEL_GATE and s_text < TEXT_GATE:
             return 0.0
-        if s_gate < SAME_KIND_SIMILARITY and s_named < LABEL_GATE and c.position is not None and n.widths:
+        if s_gate < SAME_KIND_SIMILARITY and s_named < LABEL_GATE and c.position is not None and n.views:
             # names only loosely alike by embedding, neither one name nor related in the lexicon
             # ("sofa" / "cushion" 0.63, as "lamp" / "light"): one object has one size, and a
             # cushion lying on a sofa has the sofa's place but not its size. Both widths as if at
-            # c's place, from boxes the image border does not cut.
+            # c's place, from boxes the image border does not cut. Where one of the two was seen
+            # only cut by the border its size is unknown (a cut box is part of the object, not
+            # its width): the names alone do not make one object of a sofa seen at the image's
+            # edge and the cushion on it, so they stay two.
             theirs = self.implied_width(c, c.position, ignore_cut=True)
-            mine = float(np.median([w * math.dist((p.x, p.y), c.position) for p, w in n.widths]))
-            if theirs and mine > 0.0 and not 1.0 / SIZE_RATIO_MAX <= theirs / mine <= SIZE_RATIO_MAX:
+            mine = float(np.median([w * math.dist((p.x, p.y), c.position) for p, w in n.widths])) if n.widths else 0.0
+            if not theirs or mine <= 0.0 or not 1.0 / SIZE_RATIO_MAX <= theirs / mine <= SIZE_RATIO_MAX:
                 return 0.0
         shared = [k for k in n.obj.attributes if k in c.attributes]
         s_attr = (sum(n.obj.attributes[k].lower() == c.attributes[k].lower() for k in shared) / len(shared)
@@ -350,7 +356,7 @@ class Associator:
             if kf is None or kf.pose is None:
                 continue
             cam = self.camera_for(ob.tour_id, kf.width, kf.height)
-            if ignore_cut and cut_by_border(ob.bbox, cam):
+            if ignore_cut and maybe_cut(ob.bbox, cam):
                 continue  # part of it is out of the image: its centre may be too, its width is cut
             if not in_view(point, [(kf.pose, cam)]):
                 return None  # behind or beside that camera: c was not there
@@ -385,6 +391,13 @@ def assign(scores: list[list[tuple[str, float]]], threshold: float) -> dict[int,
         taken_new.add(i)
         taken_old.add(cid)
     return out
+
+
+def maybe_cut(bbox, cam: CameraModel) -> bool:
+    """Is the box perhaps cut by the left or right image border (``cut_by_border``), allowing for
+    its edge's noise: the object may go on beyond it, and its width is no measure of its size."""
+    margin = max(BORDER_PX, BOX_EDGE_NOISE * (bbox[2] - bbox[0]))
+    return bbox[0] <= margin or bbox[2] >= cam.width - margin
 
 
 def angular_width(cam: CameraModel, bbox) -> float:
