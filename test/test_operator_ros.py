@@ -211,26 +211,27 @@ def test_markers_show_every_placed_object_and_the_goal(ros_web, tools):
     from visualization_msgs.msg import Marker
     from vlkng_msgs.msg import GraphUpdate
 
-    from vlkng_ros.core.present import object_name
+    from vlkng_ros.core.present import object_name, place_index
 
     memory = ros_web["memory"]
     assert wait_until(lambda: tools.markers, 10), "a late subscriber gets the latched markers"
     placed = {o.id: o for o in memory.graph.iter_objects() if o.position}
+    rooms = place_index(memory)  # each label names the room the object is in, as answers do
     last = tools.markers[-1].markers
     assert last[0].action == Marker.DELETEALL
     bodies = [m for m in last if m.type == Marker.CYLINDER]
     texts = [m for m in last if m.type == Marker.TEXT_VIEW_FACING]
     assert len(bodies) == len(texts) == len(placed)
-    assert {m.text for m in texts} == {object_name(o) for o in placed.values()}
+    assert {m.text for m in texts} == {object_name(o, rooms) for o in placed.values()}
     by_label: dict[str, set] = {}
     for m, t in zip(bodies, texts):
         assert m.header.frame_id == "map" and m.scale.x > 0.1 and m.id == t.id
-        label = next(o.label for o in placed.values() if object_name(o) == t.text)
+        label = next(o.label for o in placed.values() if object_name(o, rooms) == t.text)
         by_label.setdefault(label, set()).add((round(m.color.r, 3), round(m.color.g, 3), round(m.color.b, 3)))
     assert all(len(c) == 1 for c in by_label.values())  # one colour per class
     assert len({next(iter(c)) for c in by_label.values()}) > len(by_label) // 2  # classes differ
     fridge = next(o for o in placed.values() if o.label == "fridge")
-    m = next(m for m, t in zip(bodies, texts) if t.text == object_name(fridge))
+    m = next(m for m, t in zip(bodies, texts) if t.text == object_name(fridge, rooms))
     assert math.dist((m.pose.position.x, m.pose.position.y), fridge.position) < 1e-6
     # the goal the earlier Go there drove to is drawn as an arrow
     arrows = [m for m in last if m.type == Marker.ARROW and m.action == Marker.ADD]
