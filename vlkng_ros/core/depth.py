@@ -699,15 +699,33 @@ def _measure(acc, depths: KeyframeDepths, tour_id: str, stamp_ns: int, pose: Pos
     if fix is None:
         return None
     xy, cov = fix.in_map(pose, pitch_rad)
-    pts = _optical_points(r, camera)
+    pts = _before_wall(_optical_points(r, camera), r, fix, noise)
     return _Measured(fix, xy, cov, optical_to_map(pts, pose, pitch_rad) if pts is not None else None, pose.yaw,
                      float(noise.sigma(fix.surface_m)), (pose.x, pose.y))
 
 
-def _add_measured(acc, m: _Measured) -> None:
+def _before_wall(pts: np.ndarray | None, r: _Readings, fix: DepthFix, noise: DepthNoise) -> np.ndarray | None:
+    """The object's surface points (optical (N, 3)) without the readings at or beyond a wall seen
+    around its box (``_wall_behind``): the wall shows through and above the object inside its box
+    within the depths its readings grew over (a chair's back against the wall), and made the
+    surface measured across views deeper than the object (foot1). Kept as they are where no wall
+    shows, or fewer than MIN_POINTS would remain."""
+    if pts is None or not r.backs:
+        return pts
+    cb, sb = math.cos(fix.bearing_rad), math.sin(fix.bearing_rad)
+    wall = _wall_behind(r.backs, cb, sb, noise)
+    along = pts[:, 0] * sb + pts[:, 2] * cb
+    front = float(np.percentile(along, NEAR_PERCENTILE))
+    if wall is None or wall - front <= JUMP_M + float(noise.sigma(front)):
+        return pts
+    keep = along < wall - JUMP_M - float(noise.sigma(wall))
+    return pts[keep] if int(keep.sum()) >= MIN_POINTS else pts
+
+
+def _add_measured(acc, m: _Measured, points: bool = True) -> None:
     cut = m.fix.cut
     acc.add_depth(m.xy, m.cov, 0.0 if cut else m.fix.width_m, 0.0 if cut else m.fix.extent_m)
-    if m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
+    if points and m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
         # cut on one side only, the view still saw the object's end on the other side: the
         # outline's end there (the readings' outermost bearing) is its extreme across that ray
         end = None
@@ -737,10 +755,35 @@ def add_depth_fixes(acc, depths: KeyframeDepths, sightings, noise: DepthNoise, p
         scatter = 1.4826 * float(np.median(d))  # the median absolute deviation as a sigma
         own = np.array([float(np.linalg.eigvalsh(m.cov)[-1]) for m in ms])
         keep = d <= OUTLIER_SIGMAS * np.sqrt(own + scatter ** 2)
-    for m, k in zip(ms, keep):
+    reach = _reach_whole(ms)
+    for m, k, r in zip(ms, keep, reach):
         if k:
-            _add_measured(acc, m)
+            _add_measured(acc, m, points=bool(r))
     return int(keep.sum())
+
+
+def _reach_whole(ms: list[_Measured]) -> np.ndarray:
+    """Per measured view: may its surface points join the object's extents? A view cut by the
+    image border has a loose fix (its variance is inflated, so it barely moves the object and
+    the outlier test keeps it), but its points join the extents by min / max like any view's: a
+    thing in front that no box was detected for (a coffee table before an armchair), taken by the
+    near mode, grew the armchair's footprint by a metre (foot1). So a cut view's points join only
+    where they come within the object's half size of where the uncut views put it (their fixes'
+    median): half the largest side they measured (their median), plus OUTLIER_SIGMAS of their
+    fixes' own spread and of the cut view's depth noise. Its own points, also a cut end of a long
+    sofa, lie within that. Uncut views, and cut ones where no view is uncut, always join."""
+    whole = [m for m in ms if not m.fix.cut]
+    out = np.ones(len(ms), dtype=bool)
+    if not whole:
+        return out
+    centre = np.median(np.array([m.xy for m in whole]), axis=0)
+    half = 0.5 * float(np.median([max(m.fix.width_m, m.fix.extent_m) for m in whole]))
+    spread = math.sqrt(float(np.median([np.linalg.eigvalsh(m.cov)[-1] for m in whole])))
+    for i, m in enumerate(ms):
+        if m.fix.cut and m.points is not None and m.points.size:
+            near = float(np.percentile(np.linalg.norm(m.points - centre, axis=1), HULL_PERCENTILE))
+            out[i] = near <= half + OUTLIER_SIGMAS * math.hypot(spread, m.noise_m)
+    return out
 
 
 def depth_pending(ray_stats: list[float], sightings: list[tuple[str, int]], depths: KeyframeDepths) -> bool:
