@@ -1468,3 +1468,34 @@ def test_activity_questions_count_a_generalisation_worlds_own_classes(tmp_path):
     # the candle is in the world, unseen: light is neither asked as present nor as absent
     assert "Where did I see something that gives light?" not in qs
     assert not qs["Where can I take a bath?"].present  # guard: nothing in this world serves it
+
+
+# a seat and a table named without an adjective ("a seat for cooking"): "seat" and "table" are verbs
+# too, and 945178c read the question as an activity ("seat cooking") and found what serves it
+home_uses_memory = _memory_fixture("act13", _things(
+    ("o-counter", "counter", "a gray stone counter", ["prepare food on", "put things on"], (1.0, 1.0), [1, 2, 3]),
+    ("o-stove", "stove", "a black metal stove", ["cook on"], (2.0, 1.0), [4, 5]),
+    ("o-rack", "shoe rack", "a black metal shoe rack", ["store shoes on"], (5.0, 0.5), [6, 7, 8]),
+    ("o-bench", "bench", "a gray wood bench", ["sit on", "put on shoes at", "put things on"], (5.5, 1.5), [9, 10]),
+    ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (3.0, 3.0), [11, 12]),
+    ("o-desk", "desk", "a black wood desk", ["work at", "put things on"], (7.0, 4.0), [13, 14]),
+))
+
+
+@pytest.mark.parametrize("question", [
+    "Where is a seat for cooking?",  # 945178c: the counter (its "prepare food on"), with a goal
+    "Where can I find a seat for cooking?",
+])
+def test_a_seat_or_table_named_for_a_use_none_of_them_serves_is_not_seen(home_uses_memory, question):
+    """Issue 11: after a determiner "seat" and "table" are nouns; the thing must be one (lexicon)
+    and serve the use (``kind_for_use``). None here cooks: not seen, no goal."""
+    _assert_not_seen(home_uses_memory, question)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where is a seat to put on my shoes?", "o-bench"),  # 945178c: the shoe rack, which is no seat
+    ("Where is a table to eat at?", "o-table"),
+    ("Where is a table to work at?", "o-desk"),  # the lexicon files a desk under table
+])
+def test_a_seat_or_table_named_for_a_use_is_found_at_one_that_serves_it(home_uses_memory, question, expected):
+    _assert_found(home_uses_memory, question, expected)

@@ -246,6 +246,8 @@ class FoundRule:
             return True  # "the low table", "my potted plant", "the pink scatter cushion" (its colour,
             # material, size words between): a noun phrase, whatever its first word could also
             # be ("low", "pot", "scatter" are verbs too)
+        if _determined_head(pq):
+            return True
         known = self.lexicon.names_a_thing(pq.target)
         if known is None:  # a phrase the lexicon does not know: an activity when it starts with a verb
             first = words(pq.target)[:1]
@@ -947,12 +949,28 @@ class FoundRule:
         targets, named = self._candidates(sub, pq)
         if not named:
             return {o: 1.0 for o in targets}, False
-        scores = {o: self.match_node(pq.target, sub.objects[o]) for o in targets}
+        scores = self._of_kind(sub, pq, {o: self.match_node(pq.target, sub.objects[o]) for o in targets})
         if not any(v >= self.margin for v in scores.values()):
             kinds = self.kind_for_use(sub, pq, targets)
             if kinds:
                 return {o: 1.0 for o in kinds}, False
         return scores, True
+
+    def _kind_asked(self, pq: "ParsedQuery") -> str:
+        """The kind a "<kind> for/to <use>" question (``KIND_FOR_RE``) names in its target, or ""."""
+        m = KIND_FOR_RE.search(pq.text or "")
+        if not m or PLACE_FOR_RE.search(pq.text or ""):
+            return ""
+        kind = singular(m.group(1).lower())
+        return kind if kind in words(pq.target) and self.lexicon.names_a_thing(kind) else ""
+
+    def _of_kind(self, sub: "Subgraph", pq: "ParsedQuery", scores: dict[str, float]) -> dict[str, float]:
+        """A "<kind> for/to <use>" question's named finds are things of that kind (``names``): "a
+        table for cooking" is no stove, however near "cooking" a stove's words are."""
+        kind = self._kind_asked(pq)
+        if not kind:
+            return scores
+        return {o: v for o, v in scores.items() if any(self.names(lab, kind) for lab in _labels(sub.objects[o]))}
 
     def kind_for_use(self, sub: "Subgraph", pq: "ParsedQuery", targets: list[str]) -> list[str]:
         """A thing named by its kind and what it is for ("a comfy *seat for reading*", "a good
@@ -1138,6 +1156,18 @@ def _as_asked_siblings(sub: "Subgraph", pq: "ParsedQuery", found: list[str]) -> 
 def _sibling(phrase: list[str], label: list[str]) -> bool:
     """A compound phrase and a compound label with one head noun and other modifiers."""
     return len(phrase) > 1 and len(label) > 1 and phrase[-1] == label[-1] and phrase != label
+
+
+def _determined_head(pq: "ParsedQuery") -> bool:
+    """Does a determiner stand right before the target's first word in the question ("where is *a
+    seat* for cooking?", "where can I find *the table* to work at?")? Then that word is a noun,
+    however the rest of the target reads ("seat cooking"): the question names a thing, though one
+    that noun may also be a verb ("seat", "table"). An activity's target starts with its verb,
+    which no determiner precedes ("where can I have a meal?": "have meal")."""
+    first = words(pq.target)[:1]
+    text = (pq.text or "").lower()
+    return bool(first) and first[0] not in FUNCTION_WORDS and \
+        re.search(rf"\b(?:{'|'.join(DETERMINERS)})\s+{re.escape(first[0])}\b", text) is not None
 
 
 def _labels(node) -> list[str]:
