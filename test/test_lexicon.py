@@ -548,6 +548,7 @@ def test_installed_wordnet_rare_sense_only_by_tagged_frequencies():
     assert not lex.rare_sense_only("couch", "sofa") and not lex.rare_sense_only("toilet", "stool")
     # a label with no reading but the rare sense: a computer mouse is a mouse, whatever rodents are
     assert not lex.rare_sense_only("mouse", "computer mouse")
+    assert not lex.rare_sense_only("hamper", "laundry basket")  # a shackle 2 tags, the basket 0
     # senses tagged about as often are no rare ones: a pot (6) and the toilet (5); a seat (9) and
     # the furniture (2)
     assert not lex.rare_sense_only("pot", "toilet") and not lex.rare_sense_only("seat", "chair")
