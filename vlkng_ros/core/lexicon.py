@@ -343,6 +343,8 @@ class WordNetLexicon:
         self._uses: dict[str, int] = {}  # word -> definitions (first clauses) using it (``definition_share``)
         self._synsets: dict[int, Synset] = {}
         self._tags: dict[str, int] | None = None  # sense key -> tagged occurrences (cntlist.rev)
+        self._rare: dict[tuple[str, str], bool] = {}  # (term, other) -> rare_sense_only
+        self._form_tags: dict[str, list[int]] = {}  # lemma -> its senses' tag counts
         self._related: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -556,6 +558,16 @@ class WordNetLexicon:
         return on_path or None
 
     def rare_sense_only(self, term: str, other: str) -> bool:
+        pair = (_lemma_key(term), _lemma_key(other))
+        hit = self._rare.get(pair)
+        if hit is None:
+            hit = self._rare_sense_only(term, other)
+            if len(self._rare) > 10_000:
+                self._rare.clear()
+            self._rare[pair] = hit
+        return hit
+
+    def _rare_sense_only(self, term: str, other: str) -> bool:
         with self._lock:
             try:
                 form, offsets = self.senses(term)
@@ -595,12 +607,17 @@ class WordNetLexicon:
                     if len(f) == 3 and f"%{1 if self.pos == 'noun' else 2}:" in f[0]:
                         self._tags[f[0]] = int(f[2])
         key = _lemma_key(form)
-        out = []
+        if key in self._form_tags:
+            return self._form_tags[key]
+        out: list[int] = []
         for offset in offsets:
             f = self._data_line(offset).partition(" | ")[0].split()
             lex_ids = {re.sub(r"\(.*\)$", "", f[4 + 2 * i]).lower(): int(f[5 + 2 * i], 16) for i in range(int(f[3], 16))}
             sense_key = f"{key}%{1 if self.pos == 'noun' else 2}:{int(f[1]):02d}:{lex_ids.get(key, 0):02d}::"
             out.append(self._tags.get(sense_key, 0))
+        if len(self._form_tags) > 10_000:
+            self._form_tags.clear()
+        self._form_tags[key] = out
         return out
 
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
