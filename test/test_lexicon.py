@@ -533,3 +533,36 @@ def test_opposite_states_and_verbs_defined_by_another_verb(tmp_path):
     for name in ("index.noun", "data.noun", "index.verb", "data.verb"):
         shutil.copy(lex.root / name, nouns_only / name)
     assert not opposed(WordNetLexicon(nouns_only, cache_dir=tmp_path / "cache"), "cold", "heat")
+
+
+def test_installed_wordnet_rare_sense_only_by_tagged_frequencies():
+    """Issues 11/17: a label the asked word names only in a sense rare for it (cntlist.rev's tags),
+    when its common sense is another tangible thing, and the label has a reading of its own."""
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert lex._tag_counts(*lex.senses("stool")) == [3, 0, 0, 0]  # the seat first; the toilet last, untagged
+    assert lex.rare_sense_only("stool", "toilet") and lex.rare_sense_only("stool", "commode")
+    assert lex.rare_sense_only("couch", "bed")  # the psychoanalyst's couch (0 tags; the sofa 5)
+    assert lex.rare_sense_only("lavatory", "sink") and not lex.rare_sense_only("lavatory", "toilet")
+    # the common sense, its kinds and its names stay
+    assert not lex.rare_sense_only("stool", "bar stool") and not lex.rare_sense_only("stool", "stool")
+    assert not lex.rare_sense_only("couch", "sofa") and not lex.rare_sense_only("toilet", "stool")
+    # a label with no reading but the rare sense: a computer mouse is a mouse, whatever rodents are
+    assert not lex.rare_sense_only("mouse", "computer mouse")
+    assert not lex.rare_sense_only("hamper", "laundry basket")  # a shackle 2 tags, the basket 0
+    # senses tagged about as often are no rare ones: a pot (6) and the toilet (5); a seat (9) and
+    # the furniture (2)
+    assert not lex.rare_sense_only("pot", "toilet") and not lex.rare_sense_only("seat", "chair")
+    assert not NoLexicon().rare_sense_only("stool", "toilet")
+
+
+def test_without_tag_counts_no_sense_is_rare(tmp_path):
+    """A WordNet copy without cntlist.rev (or a word none of whose senses were tagged) knows no
+    word's common sense: nothing is left out."""
+    import shutil
+
+    src = find_wordnet_dir()
+    for name in ("index.noun", "data.noun", "noun.exc"):
+        shutil.copy(src / name, tmp_path / name)
+    lex = WordNetLexicon(tmp_path, cache_dir=tmp_path / "cache")
+    assert lex._tag_counts(*lex.senses("stool")) == [0, 0, 0, 0]
+    assert not lex.rare_sense_only("stool", "toilet")

@@ -1224,6 +1224,33 @@ def test_a_label_read_in_its_sense_is_still_found(notebook_memory, question):
     _assert_found(notebook_memory, question, "o-chair" if "chair" in question else "o-book")
 
 
+# a word's rare sense: "stool" is a seat; a toilet only in its fourth, untagged sense
+toilet_memory = _memory_fixture("rare", _things(
+    ("o-toilet", "toilet", "a white ceramic toilet", ["flush"], (1.0, 1.0), [1, 2]),
+    ("o-sink", "sink", "a white ceramic sink", ["wash hands at"], (2.0, 1.0), [3, 4]),
+    ("o-bed", "bed", "a double bed with a blue cover", ["sleep in"], (6.0, 4.0), [5, 6]),
+))
+stool_memory = _memory_fixture("rare2", _things(
+    ("o-toilet", "toilet", "a white ceramic toilet", ["flush"], (1.0, 1.0), [1, 2]),
+    ("o-stool", "stool", "a small wooden stool", ["sit on"], (4.0, 2.0), [3, 4]),
+))
+
+
+@pytest.mark.parametrize("question", ["where is the stool?", "have you seen a couch?", "where is the lavatory?"])
+def test_a_rare_sense_of_the_asked_word_finds_no_other_thing(toilet_memory, question):
+    """Issues 11/17: 945178c found an absent stool at the toilet (1.0, and a goal there: stool's
+    rare plumbing-fixture sense), and an absent couch at the bed (the psychoanalyst's couch)."""
+    if "lavatory" in question:  # its common sense is the toilet: still found there, not at the sink
+        _assert_found(toilet_memory, question, "o-toilet")
+    else:
+        _assert_not_seen(toilet_memory, question)
+
+
+def test_a_word_in_its_common_sense_is_found_by_it(stool_memory):
+    _assert_found(stool_memory, "where is the stool?", "o-stool")
+    _assert_found(stool_memory, "where is the toilet?", "o-toilet")
+
+
 # round 9: a place to do something is where one is while doing it, not what one does it by
 reading_memory = _memory_fixture("act9", _things(
     ("o-lamp", "lamp", "a brass reading lamp for reading books", ["read by", "give light"], (3.0, 1.0), [1, 2, 3, 4, 5]),

@@ -64,6 +64,11 @@ PURPOSE_FILLER = frozenset(("a", "an", "the", "of", "or", "and", "to", "in", "on
                             "which", "its", "their", "one", "some", "other"))  # no part of what a thing is for
 SAME_PURPOSE_MIN = 2  # words of a definition's purpose two things must share in full (``same_purpose``):
 # one alone is a field ("for *food*": 22 first-sense noun definitions, "for *cooking*" 8), two are a use
+RARE_SENSE_SHARE = 0.1  # a sense tagged under this share of its word's most tagged sense is rare for
+# the word ("stool": the seat 3 tags, the toilet 0; "mouse": the rodent 14, the computer mouse 0; not
+# "pot": the cooking pot 6, the toilet 5; nor "seat": a space for sitting 9, the furniture 2)
+RARE_SENSE_MIN_TAGS = 2  # tags the most common sense needs for the others to be rare: a word whose senses
+# are untagged (or tagged once) has no known common sense, and WordNet's order of them says little
 HYPERNYM_POINTERS = ("@", "@i")
 HYPONYM_POINTERS = ("~", "~i")
 
@@ -109,6 +114,17 @@ class Lexicon(Protocol):
         *sofa*"). False when the hierarchy alone puts it there ("candle": "stick of wax with a
         wick", filed under lamp, an "artificial source of visible illumination"); None when the
         term is no kind of ``other`` within ``depth``."""
+        ...
+
+    def rare_sense_only(self, term: str, other: str) -> bool:
+        """Does ``other`` name the term (a name of it, a kind above or below it) only in senses
+        that are rare for the term (WordNet's tagged sense frequencies: under ``RARE_SENSE_SHARE``
+        of its most tagged sense, which has ``RARE_SENSE_MIN_TAGS``), when the term's common sense
+        is a tangible thing of another kind (neither a kind of the other within ``ANCESTOR_DEPTH``
+        steps), and ``other`` has a reading of its own besides (one of its ``MAX_SENSES`` common
+        senses not so linked)? A "stool" is a seat; a toilet is one only in stool's fourth sense
+        (0 tags of 3), and a toilet is also a room: a thing seen as "toilet" is no stool. A
+        "computer mouse" is nothing but mouse's rare sense: it stays a mouse."""
         ...
 
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
@@ -157,6 +173,9 @@ class NoLexicon:
 
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         return []
+
+    def rare_sense_only(self, term: str, other: str) -> bool:
+        return False
 
     def base_form(self, term: str) -> str:
         return term.lower()
@@ -323,6 +342,9 @@ class WordNetLexicon:
         self._genus: dict[str, list[int]] = {}
         self._uses: dict[str, int] = {}  # word -> definitions (first clauses) using it (``definition_share``)
         self._synsets: dict[int, Synset] = {}
+        self._tags: dict[str, int] | None = None  # sense key -> tagged occurrences (cntlist.rev)
+        self._rare: dict[tuple[str, str], bool] = {}  # (term, other) -> rare_sense_only
+        self._form_tags: dict[str, list[int]] = {}  # lemma -> its senses' tag counts
         self._related: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -534,6 +556,69 @@ class WordNetLexicon:
             if rest is not None:
                 on_path |= {up, *rest}
         return on_path or None
+
+    def rare_sense_only(self, term: str, other: str) -> bool:
+        pair = (_lemma_key(term), _lemma_key(other))
+        hit = self._rare.get(pair)
+        if hit is None:
+            hit = self._rare_sense_only(term, other)
+            if len(self._rare) > 10_000:
+                self._rare.clear()
+            self._rare[pair] = hit
+        return hit
+
+    def _rare_sense_only(self, term: str, other: str) -> bool:
+        with self._lock:
+            try:
+                form, offsets = self.senses(term)
+                tags = self._tag_counts(form, offsets)
+                if len(offsets) < 2 or max(tags) < RARE_SENSE_MIN_TAGS:
+                    return False
+                common = offsets[tags.index(max(tags))]
+                if self.synset(common).lexfile not in TANGIBLE_LEXFILES:
+                    return False
+                theirs = self.senses(other)[1][:MAX_SENSES]
+                linked = [o for o in offsets[:MAX_SENSES] if self._links(o, theirs)]
+                if not linked or any(tags[offsets.index(o)] >= RARE_SENSE_SHARE * max(tags)
+                                     or self._path_up(o, {common}, ANCESTOR_DEPTH) is not None
+                                     or self._path_up(common, {o}, ANCESTOR_DEPTH) is not None for o in linked):
+                    return False
+                return any(not self._links(t, linked) for t in theirs)  # a reading of its own
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+                return False
+
+    def _links(self, offset: int, others: tuple[int, ...] | list[int]) -> bool:
+        """Is one of ``others`` the synset at ``offset``, one step above or below it, or a kind of
+        it within ``ANCESTOR_DEPTH`` steps (how ``related`` and ``ancestors`` relate words)?"""
+        sense = self.synset(offset)
+        near = {offset, *sense.hypernyms, *sense.hyponyms}
+        return any(o in near or self._path_up(o, {offset}, ANCESTOR_DEPTH) is not None for o in others)
+
+    def _tag_counts(self, form: str, offsets: tuple[int, ...]) -> list[int]:
+        """How often each sense of the lemma ``form`` was tagged in WordNet's semantic concordance
+        (``cntlist.rev``, by sense key: lemma%1:lexfile:lex_id::); all 0 where the file is missing."""
+        if self._tags is None:
+            self._tags = {}
+            counts = self.root / "cntlist.rev"
+            if counts.is_file():
+                for line in counts.read_text(encoding="latin-1").splitlines():
+                    f = line.split()
+                    if len(f) == 3 and f"%{1 if self.pos == 'noun' else 2}:" in f[0]:
+                        self._tags[f[0]] = int(f[2])
+        key = _lemma_key(form)
+        if key in self._form_tags:
+            return self._form_tags[key]
+        out: list[int] = []
+        for offset in offsets:
+            f = self._data_line(offset).partition(" | ")[0].split()
+            lex_ids = {re.sub(r"\(.*\)$", "", f[4 + 2 * i]).lower(): int(f[5 + 2 * i], 16) for i in range(int(f[3], 16))}
+            sense_key = f"{key}%{1 if self.pos == 'noun' else 2}:{int(f[1]):02d}:{lex_ids.get(key, 0):02d}::"
+            out.append(self._tags.get(sense_key, 0))
+        if len(self._form_tags) > 10_000:
+            self._form_tags.clear()
+        self._form_tags[key] = out
+        return out
 
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         def pick(offsets: tuple[int, ...]) -> list[int]:

@@ -317,8 +317,11 @@ class FoundRule:
         if set(wanted) <= set(words(description)):
             return 1.0
         # a label with two common senses is read in the one the object's other labels name
-        # (``_other_sense``: a "notebook" also seen as "book" is no notebook computer)
-        labels = [lab for lab in dict.fromkeys(labels) if not self._other_sense(phrase, lab, labels)]
+        # (``_other_sense``: a "notebook" also seen as "book" is no notebook computer); a label the
+        # phrase names only in a rare sense of its own is another thing (``Lexicon.rare_sense_only``:
+        # a "stool" is a seat, not the toilet of its fourth sense)
+        labels = [lab for lab in dict.fromkeys(labels) if not self._other_sense(phrase, lab, labels)
+                  and not self.lexicon.rare_sense_only(phrase, lab)]
         if any(self.names(lab, phrase) for lab in labels):
             return 1.0
         if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
