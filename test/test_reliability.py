@@ -1526,3 +1526,34 @@ def test_a_seat_or_table_named_for_a_use_none_of_them_serves_is_not_seen(home_us
 ])
 def test_a_seat_or_table_named_for_a_use_is_found_at_one_that_serves_it(home_uses_memory, question, expected):
     _assert_found(home_uses_memory, question, expected)
+
+
+# a refrigerator also seen as "fridge", a sideboard, a table and a bench also seen as "seat": absent compounds and closed compounds
+# that share a word, a synonym or letters with them (read --varied tours: all three were found)
+lookalike_memory = _memory_fixture("lookalike", [{**_things(
+    ("o-fridge", "refrigerator", "a tall white refrigerator", ["store food in"], (1.0, 1.0), [1, 2]))[0],
+    "labels_seen": ["refrigerator", "fridge"]}, *_things(
+    ("o-sideboard", "sideboard", "a long brown wooden sideboard", ["store dishes in"], (4.0, 2.0), [3, 4]),
+    ("o-table", "table", "a large wooden table", ["eat at"], (6.0, 3.0), [5, 6]),
+), {**_things(("o-bench", "bench", "a long wooden bench", ["sit on"], (8.0, 1.0), [7, 8]))[0],
+    "labels_seen": ["bench", "seat"]}])
+
+
+@pytest.mark.parametrize("question", [
+    "where is the skateboard?",  # a board with wheels; a sideboard is furniture (0.26 over background)
+    "where is the table board?",  # a kind of board; "table" and "board" are one only as "food or meals"
+    "have you seen my fridge printer?",  # a printer: the refrigerator is only what its modifier names
+])
+def test_a_lookalike_of_a_seen_thing_is_not_found(lookalike_memory, question):
+    _assert_not_seen(lookalike_memory, question)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("where is the sideboard?", "o-sideboard"),
+    ("where is the fridge?", "o-fridge"),
+    ("have you seen my refrigerator?", "o-fridge"),
+    ("take me to the table", "o-table"),
+    ("where is the seat bench?", "o-bench"),  # a bench is "a long seat": its label "seat" names it too
+])
+def test_the_seen_lookalikes_stay_found(lookalike_memory, question, expected):
+    _assert_found(lookalike_memory, question, expected)

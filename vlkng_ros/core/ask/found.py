@@ -326,12 +326,13 @@ class FoundRule:
             return 1.0
         if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
             return 1.0
-        other_kind = [lab for lab in labels if _other_head(wanted, words(lab))]
+        other_kind = [lab for lab in labels if _other_head(wanted, words(lab)) or self._modifier_names(phrase, lab)]
         # two kinds of one head the lexicon knows apart ("dining table", "coffee table"): siblings,
         # not names of one thing (neither names the other, checked above); their definitions and
         # embeddings share the head, which says nothing of which one was seen
         siblings = [lab for lab in labels if lab not in other_kind and _sibling(wanted, words(lab))
-                    and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)]
+                    and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)
+                    or lab not in other_kind and self._closed_sibling(phrase, lab)]
         # a compound the lexicon knows as no kind of its head noun ("waste basket": a container, not
         # a basket; "trash can": a bin) is not a thing seen under that head (a laundry basket seen
         # as "basket" is 0.35 over background for "waste basket", by the shared word)
@@ -352,9 +353,59 @@ class FoundRule:
         # whole phrase: the shared word alone makes them 0.26-0.31 over background; unless the
         # label is a kind of a thing with the phrase's modifier, whose head the phrase's head
         # names (``_kind_match``: an exercise bike is an "exercise device")
-        heads = [max(self.match(wanted[-1], [words(lab)[-1]]), self._kind_match(phrase, lab)) for lab in other_kind]
+        heads = [max(self._heads_match(wanted, lab), self._kind_match(phrase, lab)) for lab in other_kind]
         whole = [self._stands_out(phrase, lab) for lab in same]
         return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+
+    def _heads_match(self, wanted: list[str], label: str) -> float:
+        """A compound against a label with another head: its head against the label's. When the
+        label's head is one of the compound's own modifiers ("table board" and a "table"), the
+        compound names a kind of its head, which is the label only when its head is a kind of the
+        label in the label's common senses (``_narrower_kind``: a "seat bench" is a seat, a bench
+        being "a long seat"), not however the lexicon relates the two words (board and table are
+        one only in the rare sense "food or meals")."""
+        head = words(label)[-1]
+        if head in wanted[:-1] or singular(head) in {singular(w) for w in wanted[:-1]}:
+            return 1.0 if self._narrower_kind(wanted[-1], head) else -1.0
+        return self.match(wanted[-1], [head])
+
+    def _modifier_names(self, phrase: str, label: str) -> bool:
+        """A two-word compound the lexicon lacks whose modifier, not its head, names the label
+        (``names``) with no word shared: a "fridge printer" and a thing seen as "refrigerator" are
+        matched by their heads (printer / refrigerator), like a compound sharing the label's word
+        ("fridge printer" and "fridge", ``_other_head``); the whole compound against the label would
+        carry the modifier's synonymy (0.34 over background)."""
+        pw, lw = words(phrase), words(label)
+        if len(pw) != 2 or not lw or set(pw) & set(lw) or self.lexicon.names_a_thing(phrase) is not None:
+            return False
+        return self.names(label, pw[0]) and not self.names(label, pw[1])
+
+    def _closed_sibling(self, phrase: str, label: str) -> bool:
+        """A closed compound the lexicon knows and a phrase (closed, or two words) ending in the same
+        word naming a thing after another front ("side|board" and "skate|board" or "table board";
+        "book|case", "stair|case"): two kinds of boards, like "dining table" and "coffee table"
+        (``_sibling``), and the embedder's likeness of them is their shared letters (skateboard /
+        sideboard 0.26 over background, table board / sideboard 0.27). Neither names the other
+        (``names``, checked first)."""
+        theirs = self._closed_split(label)
+        if theirs is None:
+            return False
+        pw = words(phrase)
+        mine = (pw[0], pw[1]) if len(pw) == 2 else self._closed_split(phrase, theirs[1])
+        return mine is not None and mine[1] == theirs[1] and mine[0] != theirs[0]
+
+    def _closed_split(self, word: str, tail: str = "") -> tuple[str, str] | None:
+        """(front, tail) of one word the lexicon knows as a thing, cut before the longest ending of
+        ``MIN_PART`` letters or more that names a thing itself after a front of as many ("sideboard":
+        side, board); ``tail``: only that ending. None when there is none ("lamp", "board")."""
+        ws = words(word)
+        if len(ws) != 1 or not self.lexicon.names_a_thing(ws[0]):
+            return None
+        w = ws[0]
+        for n in range(len(w) - MIN_PART, MIN_PART - 1, -1):
+            if (w[-n:] == tail if tail else self.lexicon.names_a_thing(w[-n:])):
+                return w[:-n], w[-n:]
+        return None
 
     def _not_its_head(self, phrase: str, label: str) -> bool:
         """A compound the lexicon knows, and a label ending in its head noun, when none of the
