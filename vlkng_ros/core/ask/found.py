@@ -376,7 +376,8 @@ class FoundRule:
         ("fridge printer" and "fridge", ``_other_head``); the whole compound against the label would
         carry the modifier's synonymy (0.34 over background)."""
         pw, lw = words(phrase), words(label)
-        if len(pw) != 2 or not lw or set(pw) & set(lw) or self.lexicon.names_a_thing(phrase) is not None:
+        if len(pw) != 2 or not lw or set(pw) & set(lw) or self.lexicon.names_a_thing(phrase) is not None \
+                or not self.lexicon.names_a_thing(pw[1]):  # "couch sit": a thing and what is done with it
             return False
         return self.names(label, pw[0]) and not self.names(label, pw[1])
 
