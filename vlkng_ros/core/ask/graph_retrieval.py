@@ -547,11 +547,11 @@ class TourIndex:
         for tour in tours:
             _, places, xys = self._tour(tour)
             with self._lock:
-                key = self._tours[tour][:2]
+                generation = self._tours[tour][:2]
                 cached = self._floor.get(tour)
-                if cached is None or cached[0] != key:
+                if cached is None or cached[0] != generation:
                     keep = [i for i, (p, q) in enumerate(zip(places, xys)) if p and q is not None]
-                    cached = (key, np.array([xys[i] for i in keep], dtype=float).reshape(-1, 2),
+                    cached = (generation, np.array([xys[i] for i in keep], dtype=float).reshape(-1, 2),
                               np.array([str(places[i]).lower() for i in keep], dtype=object))
                     self._floor[tour] = cached
             _, pts, names = cached
