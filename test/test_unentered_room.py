@@ -10,11 +10,8 @@ import math
 
 import pytest
 
-from helpers_ask import SEC, T0, TOUR, add_objects, make_memory
-from vlkng_ros.core.ask.engine import AskEngine
+from helpers_ask import add_objects, add_placed_keyframes, ask_ok, make_memory
 from vlkng_ros.core.ask.graph_retrieval import TourIndex
-from vlkng_ros.core.ask.types import AskRequest
-from vlkng_ros.core.model import Keyframe, Pose
 
 UP, DOWN, EAST = math.pi / 2, -math.pi / 2, 0.0
 # The hallway along 0 < y < 2, its bedroom door at x in [-0.45, 0.45] (y = 2); the living room
@@ -38,17 +35,12 @@ CAMERA = {10: ((0.0, 1.0), UP, "hallway"), 11: ((-0.2, 0.9), UP, "hallway"),
 def memory(tmp_path_factory):
     mem = make_memory(tmp_path_factory.mktemp("unentered"))
     add_objects(mem, [BED_PLANT, LIVING_PLANT])
-    mem.graph.upsert_keyframes(
-        Keyframe(TOUR, T0 + s * SEC, i, 640, 480, Pose.from_xy_yaw(*CAMERA[s][0], CAMERA[s][1]), place=CAMERA[s][2])
-        for i, s in enumerate(sorted(CAMERA)))
+    add_placed_keyframes(mem, CAMERA)
     yield mem
     mem.close()
 
 
-def ask(mem, question):
-    res = AskEngine(mem, mem.cfg).ask(AskRequest(question, []))
-    assert res.success, res.message
-    return res
+ask = ask_ok
 
 
 def test_the_plant_in_a_room_never_entered_is_the_one_seen_through_its_door(memory):
