@@ -250,9 +250,10 @@ class AskEngine:
     def _beyond(self, pq: ParsedQuery, sub: Subgraph) -> set[str]:
         """"The plant in the bedroom" where the robot never entered a bedroom: the subgraph's
         objects that stand beyond every room it walked (``TourIndex.beyond_walked`` at least
-        BEYOND_SAID) may be in it, so they count as in the kind of place asked for (``sub.rooms``,
-        read by the found rule), those as sure of it as the surest target: a plant seen through the bedroom door from the hallway leads, one
-        that stands in the walked living room does not. Returns those objects."""
+        BEYOND_SAID, and about as sure of it as the surest target of their label) may be in it, so
+        they count as in the kind of place asked for (``sub.rooms``, read by the found rule): a plant
+        seen through the bedroom door from the hallway leads, one in the walked living room does not.
+        Returns those objects."""
         place = self._unentered_place(pq)
         if not place:
             return set()
@@ -278,11 +279,10 @@ class AskEngine:
             return ""
         node = sub.objects[target_id]
         seen_from = self._tours.seen_from(node)
-        unentered = [place]
         if target_id in beyond:
-            return (f"I never entered the {unentered[0]}; this {node.label} stands beyond every room I walked, "
+            return (f"I never entered the {place}; this {node.label} stands beyond every room I walked, "
                     f"seen{' from the ' + seen_from if seen_from else ''} through a door. ")
-        return (f"I never entered the {unentered[0]}, so I cannot tell which {node.label} is in it; "
+        return (f"I never entered the {place}, so I cannot tell which {node.label} is in it; "
                 "the best match: ")
 
     @staticmethod
