@@ -68,3 +68,21 @@ KITCHEN = [
 ]
 KITCHEN_RELS = [("o-mug", "on", "o-counter"), ("o-mug", "next to", "o-kettle"),
                 ("o-kettle", "on", "o-counter"), ("o-plant", "next to", "o-sofa")]
+
+
+def add_placed_keyframes(memory: Memory, cameras: dict[float, tuple[tuple[float, float], float, str]]) -> None:
+    """Keyframes at given seconds, each with its camera (xy, yaw) and the kind of place perception
+    gave it: ``cameras`` second -> ((x, y), yaw, place). Replaces add_objects' placeholder ones."""
+    memory.graph.upsert_keyframes(
+        Keyframe(TOUR, T0 + int(s * SEC), i, 640, 480, Pose.from_xy_yaw(*cameras[s][0], cameras[s][1]),
+                 place=cameras[s][2]) for i, s in enumerate(sorted(cameras)))
+
+
+def ask_ok(memory: Memory, question: str):
+    """The engine's answer to ``question``, asserted to have been answered at all."""
+    from vlkng_ros.core.ask.engine import AskEngine
+    from vlkng_ros.core.ask.types import AskRequest
+
+    res = AskEngine(memory, memory.cfg).ask(AskRequest(question, []))
+    assert res.success, res.message
+    return res

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers_ask import SEC, T0, TOUR, add_objects, make_memory
-from vlkng_ros.core.ask.engine import AskEngine
+from helpers_ask import TOUR, add_objects, add_placed_keyframes, ask_ok, make_memory
 from vlkng_ros.core.ask.graph_retrieval import floor_shares, place_shares
-from vlkng_ros.core.ask.types import AskRequest
-from vlkng_ros.core.model import Keyframe, ObjectNode, Observation, Pose
+from vlkng_ros.core.model import ObjectNode, Observation
 from vlkng_ros.core.present import map_payload, object_detail
 
 # A hallway along y < 2.5 and a living room beyond it (y > 2.5), the door at x in [-0.5, 0.5].
@@ -39,17 +37,12 @@ WALKED = [20, 21, 34, 35]
 def memory(tmp_path_factory):
     mem = make_memory(tmp_path_factory.mktemp("room"))
     add_objects(mem, [LIVING_PLANT, HALLWAY_PLANT, SOFA])
-    mem.graph.upsert_keyframes(
-        Keyframe(TOUR, T0 + s * SEC, i, 640, 480, Pose.from_xy_yaw(*CAMERA[s][0], 0.0), place=CAMERA[s][1])
-        for i, s in enumerate(sorted(CAMERA)))
+    add_placed_keyframes(mem, {s: (xy, 0.0, place) for s, (xy, place) in CAMERA.items()})
     yield mem
     mem.close()
 
 
-def ask(mem, question):
-    res = AskEngine(mem, mem.cfg).ask(AskRequest(question, []))
-    assert res.success, res.message
-    return res
+ask = ask_ok
 
 
 def test_an_object_seen_through_a_door_is_in_the_room_whose_floor_it_stands_on(memory):

@@ -23,7 +23,7 @@ from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexica
 from .ger import Retriever
 from .found import FoundRule, decide_found
 from .found import _not_as_asked as not_as_asked
-from .graph_retrieval import LabelIndex, Subgraph, TourIndex, relevance_floor
+from .graph_retrieval import BEYOND_SAID, BEYOND_TIE, LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
 from .typed import answer_typed, place_of_object
@@ -136,6 +136,7 @@ class AskEngine:
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
         sub.rooms = {o: self._tours.main_place(n).lower() for o, n in sub.objects.items()}
+        beyond = self._beyond(pq, sub)
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
         if pq.target:  # of two things called the asked name, the one called so most often leads
@@ -168,7 +169,8 @@ class AskEngine:
         target_id = targets[0] if targets else ""
         prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
         tokens["answer"] = len(prompt) // 4
-        answer = self._offline_answer(pq, sub, target_id, found)
+        answer = self._unentered(pq, sub, target_id, found, beyond) + self._offline_answer(
+            pq, sub, target_id, found, " beyond the rooms I walked" if target_id in beyond else None)
         if llm is not None:
             a_usage = LLMUsage()
             try:
@@ -240,8 +242,51 @@ class AskEngine:
                 break
         return out
 
+    def _unentered_place(self, pq: ParsedQuery) -> str:
+        """The kind of place the question names that no keyframe was taken in ("" when none)."""
+        known = self._tours.known_places()
+        return next((p for p in pq.places if p not in known), "")
+
+    def _beyond(self, pq: ParsedQuery, sub: Subgraph) -> set[str]:
+        """"The plant in the bedroom" where the robot never entered a bedroom: the subgraph's
+        objects that stand beyond every room it walked (``TourIndex.beyond_walked`` at least
+        BEYOND_SAID, and about as sure of it as the surest target of their label) may be in it, so
+        they count as in the kind of place asked for (``sub.rooms``, read by the found rule): a plant
+        seen through the bedroom door from the hallway leads, one in the walked living room does not.
+        Returns those objects."""
+        place = self._unentered_place(pq)
+        if not place:
+            return set()
+        evidence = {o: self._tours.beyond_walked(sub.objects[o]) or 0.0 for o in sub.targets()}
+        best: dict[str, float] = {}  # per label: of the plants, the most surely beyond
+        for o, e in evidence.items():
+            label = sub.objects[o].label.lower()
+            best[label] = max(best.get(label, 0.0), e)
+        # a thing in a walked room that views happened to miss is less sure than one beyond the door
+        out = {o for o, e in evidence.items()
+               if e >= BEYOND_SAID and e >= best[sub.objects[o].label.lower()] - BEYOND_TIE}
+        for o in out:
+            sub.rooms[o] = place
+        return out
+
+    def _unentered(self, pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool, beyond: set[str]) -> str:
+        """What the answer owes about a room the question names and the robot never entered (no
+        keyframe was taken in it): that it never went in, and either that the thing stands beyond
+        every walked room, seen from another one through a door (``_beyond``), or that which one is
+        in there cannot be told. "" when no such room."""
+        place = self._unentered_place(pq)
+        if not place or not found or target_id not in sub.objects:
+            return ""
+        node = sub.objects[target_id]
+        seen_from = self._tours.seen_from(node)
+        if target_id in beyond:
+            return (f"I never entered the {place}; this {node.label} stands beyond every room I walked, "
+                    f"seen{' from the ' + seen_from if seen_from else ''} through a door. ")
+        return (f"I never entered the {place}, so I cannot tell which {node.label} is in it; "
+                "the best match: ")
+
     @staticmethod
-    def _offline_answer(pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool) -> str:
+    def _offline_answer(pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool, where: str | None = None) -> str:
         if not found:
             closest = next((sub.objects[o].label for o in sub.targets() if o in sub.objects), "")
             # an alternative is offered in words only: never as a goal or a target
@@ -249,7 +294,8 @@ class AskEngine:
                     + (f" The closest thing I saw is a {closest}." if closest else ""))
         node = sub.objects[target_id]
         attrs = " ".join(v for _, v in sorted(node.attributes.items()) if v)
-        where = f" in the {sub.rooms[target_id]}" if sub.rooms.get(target_id) else ""
+        if where is None:
+            where = f" in the {sub.rooms[target_id]}" if sub.rooms.get(target_id) else ""
         pos = f" at about ({node.position[0]:.1f}, {node.position[1]:.1f}) m" if node.position else ""
         rel = next((f"{sub.objects[r.subject].label} {r.predicate} {sub.objects[r.object].label}"
                     for r in sub.relations if target_id in (r.subject, r.object)), "")
