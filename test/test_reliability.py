@@ -1528,6 +1528,43 @@ def test_a_seat_or_table_named_for_a_use_is_found_at_one_that_serves_it(home_use
     _assert_found(home_uses_memory, question, expected)
 
 
+# round 14: a use named by a noun ("a movie night", "a long soak"), read through the dictionary to a
+# thing's use: "watch" is to "see a movie"; a bath is where "you soak and wash your body"
+bath_memory = _memory_fixture("act14", _things(
+    ("o-tub", "bathtub", "a white bathtub", ["take a bath in"], (1.0, 1.0), [1, 2, 3]),
+    ("o-sink", "sink", "a white sink", ["wash hands at"], (2.0, 1.0), [4, 5]),
+    ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (6.0, 3.0), [6, 7]),
+    ("o-chair", "chair", "a black wood chair", ["sit on"], (6.5, 3.5), [8, 9]),
+))
+no_bath_memory = _memory_fixture("act14b", _things(
+    ("o-sink", "sink", "a white sink", ["wash hands at"], (2.0, 1.0), [4, 5]),
+    ("o-table", "table", "a brown wood table", ["eat at", "put things on"], (6.0, 3.0), [6, 7]),
+    ("o-kettle", "kettle", "a red metal kettle", ["boil water", "make tea"], (8.0, 1.0), [11, 12]),
+))
+
+
+def test_a_seat_for_a_movie_night_is_the_one_to_watch_tv_from(seat_memory):
+    """1b61aee: not seen, though the couch one watches TV from was: "movie night" names no verb,
+    and nothing compared it with "watch TV"; the kitchen chair and the armchair stay no answer."""
+    _assert_found(seat_memory, "Where is the best seat for a movie night?", "o-sofa")
+
+
+def test_a_long_soak_is_had_in_the_bathtub(bath_memory):
+    """1b61aee: not seen, though a bathtub ("take a bath in") was: "have a long soak" names no thing
+    the definitions look for."""
+    _assert_found(bath_memory, "Where could I have a long soak?", "o-tub")
+
+
+@pytest.mark.parametrize("memory,question", [
+    ("bath_memory", "Where is a table to take a bath?"),  # 1b61aee: the table, "eat" being "take in food"
+    ("no_bath_memory", "Where could I have a long soak?"),  # a sink is no place to soak
+    ("no_bath_memory", "Where is the best seat for a movie night?"),  # nothing to watch TV from
+    ("plain_seat_memory", "Where is the best seat for a movie night?"),  # a chair is only sat on
+])
+def test_a_use_nothing_seen_serves_stays_not_seen(request, memory, question):
+    _assert_not_seen(request.getfixturevalue(memory), question)
+
+
 # a refrigerator also seen as "fridge", a sideboard, a table and a bench also seen as "seat": absent compounds and closed compounds
 # that share a word, a synonym or letters with them (read --varied tours: all three were found)
 lookalike_memory = _memory_fixture("lookalike", [{**_things(

@@ -1043,3 +1043,79 @@ def defined_by_verb(lexicon: Lexicon, verb: str, other: str, senses: int = OPPOS
         if any(tokens[i:i + len(wanted)] == wanted for i in range(len(tokens))):
             return True
     return False
+
+
+USAGE_SENSES = 3  # a word's commonest senses per part of speech read for what it is used of ("watch": its
+# third sense, "see or watch", is the one whose examples see a movie)
+
+
+def usage_words(lexicon: Lexicon, word: str, senses: int = USAGE_SENSES) -> set[str]:
+    """The words of the definitions and usage examples of ``word``'s ``senses`` commonest senses
+    as a noun and as a verb: what the dictionary says it is done to or with ("watch": "see or
+    watch; 'view a show on television'; ... 'see a *movie*'"; "bath": "you *soak* and wash your
+    body in a bathtub"). A lexicon without WordNet's files says nothing: an empty set."""
+    if not _has_pos(lexicon, "noun", "verb") or not word:
+        return set()
+    out: set[str] = set()
+    for pos in ("noun", "verb"):
+        lex = _pos_lexicon(lexicon, pos)
+        try:
+            with lex._lock:
+                _, offsets = lex.senses(word)
+                texts = [lex._data_line(o).partition(" | ")[2] for o in offsets[:senses]]
+        except (OSError, ValueError, IndexError, KeyError) as e:
+            log.warning("WordNet lookup of %r failed (%s)", word, e)
+            return set()
+        for text in texts:
+            out.update(GLOSS_WORD.findall(text.lower()))
+    return out
+
+
+TIME_LEXFILE = 28  # WordNet's noun.time: "night", "evening", "weekend"
+
+
+def names_a_time(lexicon: Lexicon, word: str) -> bool:
+    """Is the commonest noun sense of ``word`` a time (WordNet's noun.time: the "night" of "a movie
+    night" says when something is done, not what)? False without WordNet's noun files."""
+    if not _has_pos(lexicon, "noun") or not word:
+        return False
+    lex = _pos_lexicon(lexicon, "noun")
+    try:
+        with lex._lock:
+            _, offsets = lex.senses(word)
+            return bool(offsets) and lex.synset(offsets[0]).lexfile == TIME_LEXFILE
+    except (OSError, ValueError, IndexError, KeyError) as e:
+        log.warning("WordNet lookup of %r failed (%s)", word, e)
+        return False
+
+
+
+def defining_objects(lexicon: Lexicon, verb: str, other: str, particles, stop, skip=(),
+                     senses: int = OPPOSITE_SENSES) -> list[list[str]]:
+    """Per definition of ``verb`` (its ``senses`` commonest verb senses) that uses the verb ``other``
+    (one or two words; one word may take one of ``particles`` after it), the words right after
+    that use up to the first of ``stop`` (past any of ``skip`` first: "take *a* meal"): what the definition says ``other`` acts on there ("eat":
+    "take in *solid food*"; "store": "put away for storage", nothing). [] when no definition
+    uses it or the lexicon has no WordNet verb files."""
+    if not _has_pos(lexicon, "verb") or not verb or not other or verb == other:
+        return []
+    wanted = GLOSS_WORD.findall(other.lower())
+    out = []
+    for gloss in _pos_lexicon(lexicon, "verb").glosses(verb, senses):
+        tokens = GLOSS_WORD.findall(gloss.lower())
+        for i in range(len(tokens)):
+            if tokens[i:i + len(wanted)] != wanted:
+                continue
+            j = i + len(wanted)
+            if len(wanted) == 1 and j < len(tokens) and tokens[j] in particles:
+                j += 1
+            rest = []
+            while j < len(tokens) and tokens[j] in skip:
+                j += 1
+            for w in tokens[j:]:
+                if w in stop:
+                    break
+                rest.append(w)
+            out.append(rest)
+            break
+    return out

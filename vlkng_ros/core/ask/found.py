@@ -121,7 +121,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import (ANCESTOR_SENSES, HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       defined_by_verb, is_kind_of, opposed, same_purpose, sibling_kinds, verb_base)
+                       defined_by_verb, defining_objects, is_kind_of, names_a_time, opposed, same_purpose, sibling_kinds, usage_words,
+                       verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
 
@@ -583,6 +584,8 @@ class FoundRule:
         for tea" is no drink the fridge stores), a two-word verb as one the verb lexicon relates that
         starts an affordance ("stretch out relax": "lie down relax", the sofa's "lie down on")."""
         affordances = [a for a in dict.fromkeys(affordances) if a and a.strip()]
+        if any(self.names_act(phrase, a) for a in affordances):
+            return 1.0
         toks = words(phrase)
         variants = [phrase]
         own = {w for a in affordances for w in words(a)}
@@ -603,11 +606,50 @@ class FoundRule:
                     variants.append(" ".join(aw[:m] + toks[2:]))
                     break
         verb = self._phrasal_verb(toks)
-        for aff in affordances:  # "put away jacket": "store jacket", store being "... put away for storage"
+        for aff in affordances:  # "put away jacket": "store jacket", store being "... put away for storage";
+            # not "take bath": "eat bath", eat being "take in solid food"
             aw = words(aff)
-            if aw and verb and defined_by_verb(self.lexicon, aw[0], verb):
+            if aw and verb and self._defined_for(aw[0], verb, toks):
                 variants.append(" ".join([aw[0], *(w for w in toks[1:] if w not in verb.split())]))
         return max(self._affordance_match(v, affordances, text, labels) for v in dict.fromkeys(variants))
+
+    def _defined_for(self, verb: str, other: str, toks: list[str]) -> bool:
+        """Does the dictionary define ``verb`` by doing ``other`` (``defined_by_verb``) to what the
+        activity ``toks`` acts on: where a definition says what ``other`` acts on
+        (``defining_objects``), a thing the activity acts on is a kind of it. "Store" ("put away
+        for storage") for "put the milk"; not "eat" ("take in solid food") for "take a bath"."""
+        if not defined_by_verb(self.lexicon, verb, other):
+            return False
+        acted = [t for t in (self._thing_word(w) for w in toks[1:] if w not in other.split()) if t]
+        for objects in defining_objects(self.lexicon, verb, other, PARTICLES, FUNCTION_WORDS, DETERMINERS):
+            theirs = [t for t in (self._thing_word(w) for w in objects) if t]
+            if not theirs or not acted or any(is_kind_of(self.lexicon, a, t) for a in acted for t in theirs):
+                return True
+        return False
+
+    def act_nouns(self, phrase: str) -> list[str]:
+        """The words of an activity named by what is done rather than by a verb: after a light verb
+        ("have a long *soak*") or the whole phrase when its first word is no verb ("*movie* night"),
+        those naming an act, event or state, not a thing (``names_a_thing`` false: a meal or a
+        coffee is a thing, looked for by its definitions) nor a time (``names_a_time``: the night
+        of a movie night is when, not what). [] when the activity has a verb of its own."""
+        pw = words(phrase)
+        if pw[:1] and pw[0] in LIGHT_VERBS:
+            pw = pw[1:]
+        elif not pw or len(self.lexicon.related_verbs(pw[0])) > 1:
+            return []
+        return [singular(w) for w in pw if w not in USE_STOPWORDS and self.lexicon.names_a_thing(singular(w)) is False
+                and not names_a_time(self.lexicon, singular(w))]
+
+    def names_act(self, phrase: str, aff: str) -> bool:
+        """Does the dictionary say the use ``aff`` is the activity named by a noun (``act_nouns``):
+        a definition or usage example of one of the use's words names it? "Watch" is to "see a
+        *movie*" (the sofa's "watch TV from" for a movie night); a bath is where "you *soak* and
+        wash your body" (the bathtub's "take a bath in" for a long soak). Only that direction: a
+        soak's own definition, "*washing* something by allowing it to soak", makes no sink's "wash
+        hands at" a place for one."""
+        nouns = self.act_nouns(phrase)
+        return bool(nouns) and any(n in usage_words(self.lexicon, w) for w in _content(aff) for n in nouns)
 
     def _made_for(self, labels, verb: str, other: str) -> bool:
         """Do the definitions of a thing seen as ``labels`` (its commonest sense and its kinds:
@@ -940,7 +982,11 @@ class FoundRule:
             key = self.definition_fit(pq.target, _labels(sub.objects[o]))
             if key is not None:
                 fit[o] = key
-        above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor and (o in fit or not defined_only)]
+        # a use the dictionary says is the activity a noun names ("have a long soak": the bathtub's
+        # "take a bath in") is as defined for it as a definition naming it
+        named = {o for o in serving if pq.target and any(self.names_act(pq.target, a) for a in sub.objects[o].affordances)}
+        above = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor
+                 and (o in fit or o in named or not defined_only)]
         verbs = self.purpose_verbs(pq.target, text) if pq.target else set()
         purposed = {o for o in serving if _place_for(sub.objects[o], verbs)}  # the table one eats at
         for first in (within, purposed):  # the armchair one reads in, below the floor
@@ -953,7 +999,7 @@ class FoundRule:
                 above[i] = o
             return sorted(above, key=lambda o: (o not in within, o not in purposed))  # stable
         near = [o for o in serving if sub.relevance.get(o, 0.0) >= self.floor * DEFINITION_FLOOR_SHARE]
-        said = [o for o in near if pq.target and self.names_use(pq.target, sub.objects[o])]
+        said = [o for o in near if o in named or pq.target and self.names_use(pq.target, sub.objects[o])]
         low = [o for o in fit if fit[o][1] <= DEFINITION_ADMIT_STEPS and o in near]
         return said[:1] or sorted(low, key=lambda o: fit[o])[:1]
 
