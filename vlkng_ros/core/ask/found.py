@@ -8,7 +8,9 @@ close enough to be the thing asked for, or just the least unrelated thing in the
 Retrieval fuses many signals (labels, affordances, relations, vectors) and so always finds
 *something*; whether that something is the thing named is decided here, on each candidate's own
 evidence (its labels and description), by the lexicon's and the embedder's own structure rather
-than by a constant fit to one world:
+than by a constant fit to one world. ``FoundRule.match``'s readings of one object, and their order,
+are one table, ``READINGS`` (docs/ASK.md, "The found decision"): what each reads, and whether it
+names the thing, drops or sets labels aside from the later readings, or scores them:
 
 * a label *names* the phrase when it is the phrase, the phrase is its head noun ("table": a
   "coffee table"), or the lexicon calls the label a name for it or a kind of it ("sofa" for
@@ -115,8 +117,8 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -197,6 +199,128 @@ DETERMINERS = ("the", "a", "an", "my", "your", "our", "his", "her", "their", "th
 USE_STOPWORDS = frozenset((*DETERMINERS, "its", "me", "you", "it", "them", "us", "thing", "things", "something",
                            "with", "for", "at", "from", "to", "of", "by", "and", "or", "while", "bit"))
 # not an activity's or affordance's own word ("put *things* on", "lie down for a *bit*")
+
+
+class Asked(NamedTuple):
+    """What each reading of ``FoundRule.match`` is given: the phrase as written, its words, the
+    object's labels (lower case, repeats kept) and its description."""
+    phrase: str
+    wanted: list[str]
+    labels: list[str]
+    description: str
+
+
+ALSO_READS = "also reads"  # the phrase, rewritten: the whole table reads the rewrite too, the better result counts
+NAMES = "names it"  # 1.0 when it holds (for the object, or for a label it reads); no later reading runs
+DROPS = "drops"  # the labels it holds for are read by no later reading
+SETS_ASIDE = "sets aside"  # the labels it holds for are read only by later readings that do not skip them
+SCORES = "scores"  # a score for each label it reads; ``match`` is the best of all of them (-1.0 without any)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One row of ``READINGS``: ``read(rule, asked, label)`` (label "" when ``per_label`` is false:
+    it reads the phrase or the object, once) and what its answer does (``effect``). A per-label
+    reading reads the labels no earlier row dropped, less those set aside by the rows in
+    ``skips``, and with ``only`` just those set aside by that row."""
+    name: str
+    effect: str
+    read: Callable[["FoundRule", Asked, str], Any]
+    why: str
+    skips: tuple[str, ...] = ()
+    only: str | None = None
+    per_label: bool = True
+
+
+OTHER_KIND, SIBLING, NOT_ITS_HEAD, FILED_UNDER = "other kind", "sibling", "not its head", "filed under"
+SET_ASIDE = (OTHER_KIND, SIBLING, NOT_ITS_HEAD, FILED_UNDER)  # what a phrase is not, whatever the embedder finds
+
+# ``FoundRule.match``, one row after another: the order is the rule. A reading that names the thing
+# ends it; one that drops or sets labels aside runs before every reading it keeps them from.
+READINGS: tuple[Reading, ...] = (
+    Reading("closed parts", ALSO_READS, lambda r, q, _: r._closed_parts(q.phrase), per_label=False, why=(
+        "a closed compound the lexicon lacks is read apart too ('shoeshelf': shoe shelf), before "
+        "anything else, and the better of the two readings counts (``_closed_parts``)")),
+    Reading("description", NAMES, lambda r, q, _: set(q.wanted) <= set(words(q.description)), per_label=False, why=(
+        "the object's description has every word of the phrase")),
+    Reading("other sense", DROPS, lambda r, q, lab: r._other_sense(q.phrase, lab, q.labels), why=(
+        "a label with two common senses is read in the one the object's other labels name: a "
+        "'notebook' also seen as 'book' is no notebook computer, nor a laptop (``_other_sense``)")),
+    Reading("rare sense", DROPS, lambda r, q, lab: r.lexicon.rare_sense_only(q.phrase, lab), why=(
+        "a label the phrase names only in a rare sense of its own is another thing: a 'stool' is a "
+        "seat, not the toilet of its fourth sense (``Lexicon.rare_sense_only``)")),
+    Reading("names", NAMES, lambda r, q, lab: r.names(lab, q.phrase), why=(
+        "the label is the phrase, the phrase is its head noun, or the lexicon calls the label a name "
+        "or a kind of it: 'sofa' for 'couch', a 'coffee table' for 'table' (``names``)")),
+    Reading("narrower kind", NAMES, lambda r, q, lab: r._narrower_kind(q.phrase, lab), why=(
+        "the phrase is a kind of the label a few steps up, in the label's common senses: a fern is a "
+        "plant, a bolster a cushion; a houseplant a 'potted plant' by its head (``_narrower_kind``)")),
+    Reading("head described", NAMES, lambda r, q, lab: r._head_described(q.phrase, lab), why=(
+        "a two-word compound the lexicon lacks whose head names the label, which the dictionary "
+        "describes with the compound's modifier: a 'water boiler' is a kettle (``_head_described``)")),
+    Reading(OTHER_KIND, SETS_ASIDE, lambda r, q, lab: _other_head(q.wanted, words(lab)) or r._modifier_names(q.phrase, lab),
+            why=("a compound sharing a word with the label but ending in another head ('coffee machine' "
+                 "and a 'coffee table', 'desk drawer' and a 'desk'), or whose modifier alone names the "
+                 "label ('fridge printer' and a 'refrigerator'): matched by the two heads only, never by "
+                 "the shared word, which alone makes them 0.26-0.31 over background (``_other_head``, "
+                 "``_modifier_names``)")),
+    Reading(SIBLING, SETS_ASIDE, lambda r, q, lab: (
+        _sibling(q.wanted, words(lab)) and r.lexicon.names_a_thing(q.phrase) and r.lexicon.names_a_thing(lab))
+        or r._closed_sibling(q.phrase, lab), skips=(OTHER_KIND,), why=(
+        "two kinds of one head the lexicon knows apart ('dining table', 'coffee table'; 'sideboard', "
+        "'skateboard'): siblings, not names of one thing; their definitions and embeddings share the "
+        "head, which says nothing of which one was seen (``_sibling``, ``_closed_sibling``)")),
+    Reading(NOT_ITS_HEAD, SETS_ASIDE, lambda r, q, lab: r._not_its_head(q.phrase, lab), skips=(OTHER_KIND, SIBLING), why=(
+        "a compound the lexicon knows as no kind of its head noun ('waste basket': a container, not a "
+        "basket; 'trash can': a bin) is no thing seen under that head; a laundry basket seen as "
+        "'basket' is 0.35 over background for 'waste basket', by the shared word (``_not_its_head``)")),
+    Reading(FILED_UNDER, SETS_ASIDE, lambda r, q, lab: r._filed_under(q.phrase, lab),
+            skips=(OTHER_KIND, SIBLING, NOT_ITS_HEAD), why=(
+                "a kind the dictionary files under the label without calling it one (a candle under "
+                "lamp) is no thing seen as the label, whatever the embedder finds alike (candle / lamp "
+                "0.23 over background: both give light) (``_filed_under``)")),
+    Reading("defined alike", NAMES, lambda r, q, lab: defined_alike(r.lexicon, q.phrase, lab, GLOSS_SENSES),
+            skips=SET_ASIDE, why=(
+                "the dictionary describes both in the same distinctive words ('handheld collapsible': "
+                "a parasol and an umbrella), whatever genus it gives each (``lexicon.defined_alike``)")),
+    Reading("parts match", NAMES, lambda r, q, lab: r._parts_match(q.phrase, lab), skips=(SIBLING,), why=(
+        "a two-word compound the lexicon lacks and a two-word label, read by their parts: 'media "
+        "console' is a 'tv stand', a 'shoe shelf' a 'shoe rack' (``_parts_match``); it reads the "
+        "labels set aside as another kind, not its head or filed under too, not siblings")),
+    Reading("other heads", SCORES, lambda r, q, lab: max(r._heads_match(q.wanted, lab), r._kind_match(q.phrase, lab)),
+            only=OTHER_KIND, why=(
+                "a label of another kind is scored by its head against the phrase's head ('machine' "
+                "against 'table'), or when the label is a kind of a thing with the phrase's modifier, "
+                "by that thing's head: an exercise bike is an 'exercise device' (``_heads_match``, "
+                "``_kind_match``)")),
+    Reading("stands out", SCORES, lambda r, q, lab: r._stands_out(q.phrase, lab), skips=SET_ASIDE, why=(
+        "the label's embedding similarity to the phrase beyond the higher of their background levels "
+        "(``_stands_out``)")),
+    Reading("definitions", SCORES, lambda r, q, lab: r.gloss_match(q.phrase, [lab]), skips=SET_ASIDE, why=(
+        "the same through the lexicon's definitions, less ``GLOSS_OFFSET``: 'lamp' and 'light' are "
+        "both defined as a source of illumination (``gloss_match``)")),
+)
+
+
+def check_readings(rows: tuple[Reading, ...]) -> None:
+    """The table's order holds: names unique, known effects, and a row skips (or reads only) labels
+    set aside by an earlier row; a ``ValueError`` names the row that breaks it."""
+    aside: set[str] = set()
+    for i, row in enumerate(rows):
+        if row.effect not in (ALSO_READS, NAMES, DROPS, SETS_ASIDE, SCORES):
+            raise ValueError(f"reading {row.name!r}: unknown effect {row.effect!r}")
+        if row.name in {r.name for r in rows[:i]}:
+            raise ValueError(f"reading {row.name!r} twice")
+        if not row.per_label and row.effect not in (ALSO_READS, NAMES):
+            raise ValueError(f"reading {row.name!r}: only a per-label reading can {row.effect}")
+        late = [n for n in (*row.skips, *([row.only] if row.only else [])) if n not in aside]
+        if late:
+            raise ValueError(f"reading {row.name!r} runs before the rows setting {late} aside")
+        if row.effect == SETS_ASIDE:
+            aside.add(row.name)
+
+
+check_readings(READINGS)
 
 
 class FoundRule:
@@ -288,17 +412,14 @@ class FoundRule:
         label names it (``names``) or the description has every word of it; else the best
         label's embedding similarity minus the higher of its and the phrase's background level,
         or the same through definitions (``gloss_match``), compared with ``ask.found_margin``.
-        Not the object's own text (description, what it is used for): a towel "used to: dry
-        hands with" is 0.38 over background for "hand dryer" (bookcase / a shelf "used to: store
-        books on": 0.26), so a thing's use would name other things with that use."""
+        The readings and their order are the table ``READINGS``. Not the object's own text
+        (description, what it is used for): a towel "used to: dry hands with" is 0.38 over
+        background for "hand dryer" (bookcase / a shelf "used to: store books on": 0.26), so a
+        thing's use would name other things with that use."""
         labels = [lab.lower() for lab in labels if lab and lab.strip()]
-        wanted = words(phrase)
-        if not labels or not wanted:
+        if not labels or not words(phrase):
             return -1.0
-        parts = self._closed_parts(phrase)
-        if parts:  # "shoeshelf", a word the lexicon lacks: read as "shoe shelf" too
-            return max(self.match(parts, labels, description), self._match(phrase, wanted, labels, description))
-        return self._match(phrase, wanted, labels, description)
+        return self._match(phrase, labels, description)
 
     def _closed_parts(self, phrase: str) -> str:
         """A closed compound the lexicon lacks, written apart: the one way to cut the word into two
@@ -313,50 +434,33 @@ class FoundRule:
                 if self.lexicon.names_a_thing(word[:i]) and self.lexicon.names_a_thing(word[i:])]
         return cuts[0] if len(cuts) == 1 else ""
 
-    def _match(self, phrase: str, wanted: list[str], labels: list[str], description: str) -> float:
-        """``match`` of the phrase as written (``wanted``: its words)."""
-        if set(wanted) <= set(words(description)):
-            return 1.0
-        # a label with two common senses is read in the one the object's other labels name
-        # (``_other_sense``: a "notebook" also seen as "book" is no notebook computer); a label the
-        # phrase names only in a rare sense of its own is another thing (``Lexicon.rare_sense_only``:
-        # a "stool" is a seat, not the toilet of its fourth sense)
-        labels = [lab for lab in dict.fromkeys(labels) if not self._other_sense(phrase, lab, labels)
-                  and not self.lexicon.rare_sense_only(phrase, lab)]
-        if any(self.names(lab, phrase) for lab in labels):
-            return 1.0
-        if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
-            return 1.0
-        other_kind = [lab for lab in labels if _other_head(wanted, words(lab)) or self._modifier_names(phrase, lab)]
-        # two kinds of one head the lexicon knows apart ("dining table", "coffee table"): siblings,
-        # not names of one thing (neither names the other, checked above); their definitions and
-        # embeddings share the head, which says nothing of which one was seen
-        siblings = [lab for lab in labels if lab not in other_kind and _sibling(wanted, words(lab))
-                    and self.lexicon.names_a_thing(phrase) and self.lexicon.names_a_thing(lab)
-                    or lab not in other_kind and self._closed_sibling(phrase, lab)]
-        # a compound the lexicon knows as no kind of its head noun ("waste basket": a container, not
-        # a basket; "trash can": a bin) is not a thing seen under that head (a laundry basket seen
-        # as "basket" is 0.35 over background for "waste basket", by the shared word)
-        not_head = [lab for lab in labels if lab not in other_kind and lab not in siblings
-                    and self._not_its_head(phrase, lab)]
-        # a kind the dictionary files under the label without calling it one (``_filed_under``: a
-        # candle under lamp) is no thing seen as the label, whatever the embedder finds alike
-        # (candle / lamp 0.23 over background: both give light)
-        same = [lab for lab in labels if lab not in other_kind and lab not in siblings and lab not in not_head
-                and not self._filed_under(phrase, lab)]
-        if any(defined_alike(self.lexicon, phrase, lab, GLOSS_SENSES) for lab in same):
-            return 1.0  # the dictionary describes both in the same distinctive words ("handheld
-            # collapsible": a parasol and an umbrella), whatever genus it gives each
-        if any(self._parts_match(phrase, lab) for lab in labels if lab not in siblings):
-            return 1.0
-        # a compound sharing only a modifier with the label ("coffee machine": a coffee table,
-        # "desk drawer": a desk) is matched by its head against the label's head, never by the
-        # whole phrase: the shared word alone makes them 0.26-0.31 over background; unless the
-        # label is a kind of a thing with the phrase's modifier, whose head the phrase's head
-        # names (``_kind_match``: an exercise bike is an "exercise device")
-        heads = [max(self._heads_match(wanted, lab), self._kind_match(phrase, lab)) for lab in other_kind]
-        whole = [self._stands_out(phrase, lab) for lab in same]
-        return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+    def _match(self, phrase: str, labels: list[str], description: str) -> float:
+        """``match`` by ``READINGS``, each row in its order over the labels it reads (``Reading``)."""
+        asked = Asked(phrase, words(phrase), labels, description)
+        kept = list(dict.fromkeys(labels))
+        aside: dict[str, set[str]] = {}
+        also, scores = -1.0, [-1.0]
+        for row in READINGS:
+            if not row.per_label:
+                got = row.read(self, asked, "")
+                if got and row.effect == ALSO_READS:
+                    also = self.match(got, labels, description)
+                elif got and row.effect == NAMES:
+                    return max(also, 1.0)
+                continue
+            pool = [lab for lab in kept if (row.only is None or lab in aside.get(row.only, ()))
+                    and not any(lab in aside.get(name, ()) for name in row.skips)]
+            if row.effect == NAMES:
+                if any(row.read(self, asked, lab) for lab in pool):
+                    return max(also, 1.0)
+            elif row.effect == DROPS:
+                dropped = {lab for lab in pool if row.read(self, asked, lab)}
+                kept = [lab for lab in kept if lab not in dropped]
+            elif row.effect == SETS_ASIDE:
+                aside[row.name] = {lab for lab in pool if row.read(self, asked, lab)}
+            else:
+                scores += [row.read(self, asked, lab) for lab in pool]
+        return max(also, *scores)
 
     def _heads_match(self, wanted: list[str], label: str) -> float:
         """A compound against a label with another head: its head against the label's. When the
