@@ -121,7 +121,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexicon import (ANCESTOR_SENSES, HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       defined_by_verb, is_kind_of, opposed, same_purpose, sibling_kinds, verb_base)
+                       defined_by_verb, handles_what_is_described, is_kind_of, opposed, same_purpose, sibling_kinds, verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
 
@@ -321,10 +321,11 @@ class FoundRule:
         # phrase names only in a rare sense of its own is another thing (``Lexicon.rare_sense_only``:
         # a "stool" is a seat, not the toilet of its fourth sense)
         labels = [lab for lab in dict.fromkeys(labels) if not self._other_sense(phrase, lab, labels)
-                  and not self.lexicon.rare_sense_only(phrase, lab)]
+                  and not self.lexicon.rare_sense_only(phrase, lab) and self._vocabulary(phrase, lab) is not False]
         if any(self.names(lab, phrase) for lab in labels):
             return 1.0
-        if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) for lab in labels):
+        if any(self._narrower_kind(phrase, lab) or self._head_described(phrase, lab) or self._vocabulary(phrase, lab)
+               for lab in labels):
             return 1.0
         other_kind = [lab for lab in labels if _other_head(wanted, words(lab)) or self._modifier_names(phrase, lab)]
         # two kinds of one head the lexicon knows apart ("dining table", "coffee table"): siblings,
@@ -356,6 +357,28 @@ class FoundRule:
         heads = [max(self._heads_match(wanted, lab), self._kind_match(phrase, lab)) for lab in other_kind]
         whole = [self._stands_out(phrase, lab) for lab in same]
         return max([*heads, *whole, self.gloss_match(phrase, same) if same else -1.0])
+
+    def _vocabulary(self, phrase: str, label: str) -> bool | None:
+        """What the dictionary's other pointers say of a thing seen as ``label`` for ``phrase``:
+        True when the phrase is defined as its genus *with* the label, a part WordNet lists
+        (``Lexicon.made_with``: a bookcase, "furniture with shelves", seen as "shelf"; the label's
+        head for a compound label), or a two-word compound the lexicon lacks shares its modifier
+        with a two-word label whose definition describes it as a kind of what the compound's head
+        handles (``lexicon.handles_what_is_described``: a "soap pump", a soap dispenser); False when the lexicon links the two only through a sense of
+        the phrase it cannot call the common one (``Lexicon.unsure_link``: a "hob" is "a shelf
+        beside an open fire" only in its last untagged sense) and the embedder finds them less
+        alike than either is to unrelated household things (``_stands_out`` below 0): neither
+        source says that sense is meant, and a robot sent to a shelf 13 m away for the kitchen
+        hob is sent to the wrong thing; None otherwise (the other readings decide)."""
+        lw, pw = words(label), words(phrase)
+        if lw and any(self.lexicon.made_with(phrase, name) for name in dict.fromkeys((label, lw[-1]))):
+            return True
+        if (len(pw) == len(lw) == 2 and pw[0] == lw[0] and pw[1] != lw[1] and self.lexicon.names_a_thing(phrase) is None
+                and handles_what_is_described(self.lexicon, pw[1], label, pw[0])):
+            return True  # "soap pump", a soap dispenser: "dispenser of *liquid* soap", a pump "moves *fluid*"
+        if self.lexicon.unsure_link(phrase, label) and self._stands_out(phrase, label) < 0.0:
+            return False
+        return None
 
     def _heads_match(self, wanted: list[str], label: str) -> float:
         """A compound against a label with another head: its head against the label's. When the
