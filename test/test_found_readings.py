@@ -40,9 +40,11 @@ CASES = [
     ("description", "kettle", ["thing"], "a steel kettle on the stove", True),
     ("other sense", "laptop", ["notebook", "book"], "", False),  # the notebook is a book: no computer
     ("rare sense", "stool", ["toilet"], "", False),  # a toilet is a stool only in stool's 4th sense
+    ("unsure link", "hob", ["shelf"], "", False),  # hob's shelf is its last, untagged sense
     ("names", "hamper", ["laundry basket"], "", True),
     ("narrower kind", "fern", ["plant"], "", True),
     ("head described", "water boiler", ["kettle"], "", True),
+    ("made with", "bookcase", ["shelf"], "", True),  # "furniture with shelves"
     ("other kind", "coffee machine", ["coffee table"], "", False),  # the shared word alone: 0.26
     ("sibling", "skateboard", ["sideboard"], "", False),
     ("not its head", "waste basket", ["basket"], "", False),

@@ -566,3 +566,51 @@ def test_without_tag_counts_no_sense_is_rare(tmp_path):
     lex = WordNetLexicon(tmp_path, cache_dir=tmp_path / "cache")
     assert lex._tag_counts(*lex.senses("stool")) == [0, 0, 0, 0]
     assert not lex.rare_sense_only("stool", "toilet")
+
+
+def test_installed_wordnet_things_made_with_a_part_and_links_through_unsure_senses():
+    """Issue 11: WordNet's part pointers with the definition's "with" phrase ("bookcase": "a piece
+    of furniture with shelves", shelf listed as its part), and links only through a sense of the
+    word that is neither its first nor its first of its own, when none of its senses is tagged."""
+    lex = WordNetLexicon(find_wordnet_dir())
+    assert lex.made_with("bookcase", "shelf") and lex.made_with("etagere", "shelf")  # "with open shelves"
+    assert not lex.made_with("cabinet", "shelf")  # "with doors and shelves and drawers": several parts
+    assert not lex.made_with("sideboard", "shelf")  # "has shelves and drawers"
+    assert not lex.made_with("shelf", "bookcase") and not lex.made_with("bookcase", "book")
+    assert lex.unsure_link("hob", "shelf")  # goblin, elf, a gear-cutting tool, then the shelf by a fire
+    assert not lex.unsure_link("hob", "stove")  # no link at all
+    assert not lex.unsure_link("settee", "sofa")  # "settee" heads the small sofa
+    assert not lex.unsure_link("lounge", "sofa")  # its first sense: "sofa, couch, lounge"
+    assert not lex.unsure_link("stool", "toilet")  # tagged senses: ``rare_sense_only`` decides
+    assert not NoLexicon().made_with("bookcase", "shelf") and not NoLexicon().unsure_link("hob", "shelf")
+
+
+def test_a_thing_made_with_what_was_seen_is_found_there_and_an_unsure_sense_is_not(tmp_path):
+    """Issue 11: "where is the bookcase?" when the perceiver called it "shelf" (0.17 over
+    background, under ask.found_margin: not found before) finds the shelf; "the hob" is a shelf
+    only in WordNet's last sense of the word (by an open fire), which the embedder does not read
+    into it either: no goal at the shelf 13 m away (before: found there). A cabinet, "with doors
+    and shelves and drawers", is not found at the shelf. A "soap pump" (no WordNet entry) is the soap
+    dispenser, "dispenser of liquid soap", a pump moving fluid (its heads alone: 0.01 over
+    background); a soap dish, "dishware ... for holding or serving food", is not."""
+    with memory_with(tmp_path / "home", [
+            {"id": "o-shelf", "label": "shelf", "description": "a brown wood shelf", "position": (13.0, 1.0),
+             "seen": [5, 6, 7], "affordances": ["store books on", "put things on"]},
+            {"id": "o-stove", "label": "stove", "description": "a black metal stove", "position": (0.5, 0.5),
+             "seen": [20, 21, 22], "affordances": ["cook on", "heat food"]},
+            {"id": "o-sofa", "label": "sofa", "description": "a gray fabric sofa", "position": (6.0, -3.0),
+             "seen": [40, 41, 42], "affordances": ["sit on"]},
+            {"id": "o-soap", "label": "soap dispenser", "description": "a green plastic soap dispenser",
+             "position": (3.0, 4.0), "seen": [60, 61, 62], "affordances": ["wash hands with"]},
+        ]) as mem:
+        engine = AskEngine(mem, mem.cfg)
+        res = engine.ask(AskRequest("Where did you see a soap pump?"))
+        assert res.found and res.target_object_id == "o-soap"
+        assert not engine.ask(AskRequest("Where is the soap dish?")).found
+        res = engine.ask(AskRequest("Where is the bookcase?"))
+        assert res.found and res.target_object_id == "o-shelf"
+        res = engine.ask(AskRequest("Take me to the hob"))
+        assert res.target_object_id != "o-shelf" and (not res.found or res.target_object_id == "o-stove")
+        res = engine.ask(AskRequest("Where is the cabinet?"))
+        assert not res.found
+        assert engine.ask(AskRequest("Where was the settee?")).target_object_id == "o-sofa"

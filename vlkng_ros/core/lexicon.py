@@ -69,6 +69,9 @@ RARE_SENSE_SHARE = 0.1  # a sense tagged under this share of its word's most tag
 # "pot": the cooking pot 6, the toilet 5; nor "seat": a space for sitting 9, the furniture 2)
 RARE_SENSE_MIN_TAGS = 2  # tags the most common sense needs for the others to be rare: a word whose senses
 # are untagged (or tagged once) has no known common sense, and WordNet's order of them says little
+# a definition's "with" phrase: what follows "with" up to what the thing is for, where or how
+# ("furniture *with open shelves* for storing books")
+WITH_PHRASE = re.compile(r"\bwith ([a-z ]+?)\s*(?:\b(?:for|that|which|where|to|used|in|on|at|of|from|by)\b|[,;:(]|$)")
 HYPERNYM_POINTERS = ("@", "@i")
 HYPONYM_POINTERS = ("~", "~i")
 
@@ -127,6 +130,27 @@ class Lexicon(Protocol):
         "computer mouse" is nothing but mouse's rare sense: it stays a mouse."""
         ...
 
+    def made_with(self, term: str, part: str) -> bool:
+        """Does the dictionary define the term (one of its ``ANCESTOR_SENSES`` common senses) as its
+        genus *with* ``part``, and nothing after it: WordNet lists ``part`` among its parts (part
+        meronyms) and the "with" phrase of its definition ends in the part's name ("bookcase": "a
+        piece of furniture *with shelves* for storing books"; "etagere": "... with open shelves
+        ..."). A perceiver looking at such a thing sees, and names, that part. Not a cabinet ("with
+        doors and shelves and drawers") nor a sideboard ("has shelves and drawers"): a thing of
+        several parts is not the one it is seen by."""
+        ...
+
+    def unsure_link(self, term: str, other: str) -> bool:
+        """Does ``other`` name the term (a name of it, a kind above or below it) only in senses
+        other than its first, and its first of its own (the first synset it heads: "settee" heads
+        "a small sofa", and is the second name of "settle, settee", a bench), when the dictionary knows none of its
+        senses as common (no sense tagged ``RARE_SENSE_MIN_TAGS`` times, where ``rare_sense_only``
+        cannot tell)? "Hob": a goblin, an elf, then its own senses a gear-cutting tool and "a shelf
+        beside an open fire", all untagged: a thing seen as "shelf" may be what a hob is in its
+        last sense, and the dictionary cannot say that is the one meant (the kitchen hob, a
+        cooktop, it does not know)."""
+        ...
+
     def glosses(self, term: str, senses: int = 1, things_only: bool = False) -> list[str]:
         """The definitions of the term's ``senses`` most common senses (first clause each); with
         ``things_only``, of its most common senses that name a tangible thing ("light": not the
@@ -175,6 +199,12 @@ class NoLexicon:
         return []
 
     def rare_sense_only(self, term: str, other: str) -> bool:
+        return False
+
+    def made_with(self, term: str, part: str) -> bool:
+        return False
+
+    def unsure_link(self, term: str, other: str) -> bool:
         return False
 
     def base_form(self, term: str) -> str:
@@ -276,6 +306,23 @@ def same_purpose(lexicon: Lexicon, a: str, b: str, senses: int = DEFINED_ALIKE_S
     return any(len(p) >= SAME_PURPOSE_MIN and p in theirs for p in mine)
 
 
+def handles_what_is_described(lexicon: Lexicon, head: str, label: str, modifier: str) -> bool:
+    """Does the dictionary describe, in the definition of a thing seen as ``label`` (its
+    ``DEFINED_ALIKE_SENSES`` commonest senses that are things), the ``modifier`` the label shares
+    with a compound as a kind (itself or one step down) of what it defines the compound's
+    ``head`` to handle (its commonest sense that is a thing)? A soap dispenser is a "dispenser of
+    *liquid* soap", a pump "moves *fluid*", liquid being a fluid: a "soap pump" is one. Not a
+    soap box nor a soap dish: the dictionary gives neither box nor dish anything liquid soap is."""
+    handled = {definition_word(w) for g in lexicon.glosses(head, 1, things_only=True) for w in GLOSS_WORD.findall(g.lower())
+               if len(w) > 2 and w not in PURPOSE_FILLER}
+    for gloss in lexicon.glosses(label, DEFINED_ALIKE_SENSES, things_only=True):
+        ws = GLOSS_WORD.findall(gloss.lower())
+        said = {a for a, b in zip(ws, ws[1:]) if definition_word(b) == definition_word(modifier)}  # "liquid soap"
+        if any(lexicon.kind_steps(a, w, 1, 1, 1) is not None for a in said for w in handled):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Synset:
     offset: int
@@ -343,7 +390,8 @@ class WordNetLexicon:
         self._uses: dict[str, int] = {}  # word -> definitions (first clauses) using it (``definition_share``)
         self._synsets: dict[int, Synset] = {}
         self._tags: dict[str, int] | None = None  # sense key -> tagged occurrences (cntlist.rev)
-        self._rare: dict[tuple[str, str], bool] = {}  # (term, other) -> rare_sense_only
+        # (question, term, other) -> rare_sense_only, unsure_link, made_with
+        self._pairs: dict[tuple[str, str, str], bool] = {}
         self._form_tags: dict[str, list[int]] = {}  # lemma -> its senses' tag counts
         self._related: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
@@ -558,14 +606,7 @@ class WordNetLexicon:
         return on_path or None
 
     def rare_sense_only(self, term: str, other: str) -> bool:
-        pair = (_lemma_key(term), _lemma_key(other))
-        hit = self._rare.get(pair)
-        if hit is None:
-            hit = self._rare_sense_only(term, other)
-            if len(self._rare) > 10_000:
-                self._rare.clear()
-            self._rare[pair] = hit
-        return hit
+        return self._pair("rare", term, other, self._rare_sense_only)
 
     def _rare_sense_only(self, term: str, other: str) -> bool:
         with self._lock:
@@ -587,6 +628,60 @@ class WordNetLexicon:
             except (OSError, ValueError, IndexError, KeyError) as e:
                 log.warning("WordNet lookup of %r failed (%s)", term, e)
                 return False
+
+    def unsure_link(self, term: str, other: str) -> bool:
+        return self._pair("unsure", term, other, self._unsure_link)
+
+    def made_with(self, term: str, part: str) -> bool:
+        return self._pair("with", term, part, self._made_with)
+
+    def _pair(self, kind: str, term: str, other: str, answer: Callable[[str, str], bool]) -> bool:
+        """``answer(term, other)``, cached per pair (asked for each label of each candidate)."""
+        key = (kind, _lemma_key(term), _lemma_key(other))
+        hit = self._pairs.get(key)
+        if hit is None:
+            hit = answer(term, other)
+            if len(self._pairs) > 10_000:
+                self._pairs.clear()
+            self._pairs[key] = hit
+        return hit
+
+    def _unsure_link(self, term: str, other: str) -> bool:
+        with self._lock:
+            try:
+                form, offsets = self.senses(term)
+                if len(offsets) < 2 or max(self._tag_counts(form, offsets)) >= RARE_SENSE_MIN_TAGS:
+                    return False  # one sense, or a known common one (``rare_sense_only`` decides)
+                theirs = self.senses(other)[1][:MAX_SENSES]
+                linked = [o for o in offsets[:MAX_SENSES] if self._links(o, theirs) or any(self._links(t, [o]) for t in theirs)]
+                # its first sense of its own: a synset it heads ("settee": the small sofa, not
+                # "settle, settee", a bench), else its first
+                own = next((o for o in offsets if self.synset(o).lemmas[:1] == (form,)), offsets[0])
+                return bool(linked) and own not in linked and offsets[0] not in linked
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+                return False
+
+    def _made_with(self, term: str, part: str) -> bool:
+        with self._lock:
+            try:
+                mine = self.senses(term)[1][:ANCESTOR_SENSES]
+                theirs = set(self.senses(part)[1][:MAX_SENSES])
+                heads = {h for o in theirs for lemma in self.synset(o).lemmas for h in kind_heads(lemma)}
+                for offset in mine:
+                    head, _, gloss = self._data_line(offset).partition(" | ")
+                    f = head.split()
+                    k = 4 + 2 * int(f[3], 16)
+                    parts = {int(f[k + 2 + 4 * i]) for i in range(int(f[k])) if f[k + 1 + 4 * i] == "%p"}
+                    if not parts & theirs:
+                        continue
+                    said = WITH_PHRASE.search(gloss.split(";")[0].lower())
+                    last = GLOSS_WORD.findall(said.group(1))[-1] if said else ""
+                    if last and {definition_word(last), definition_word(self.senses(last)[0])} & heads:
+                        return True  # "shelves": noun.exc's shelf
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+        return False
 
     def _links(self, offset: int, others: tuple[int, ...] | list[int]) -> bool:
         """Is one of ``others`` the synset at ``offset``, one step above or below it, or a kind of
