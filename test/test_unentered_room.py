@@ -12,6 +12,7 @@ import pytest
 
 from helpers_ask import add_objects, add_placed_keyframes, ask_ok, make_memory
 from vlkng_ros.core.ask.graph_retrieval import TourIndex
+from vlkng_ros.core.present import object_name
 
 UP, DOWN, EAST = math.pi / 2, -math.pi / 2, 0.0
 # The hallway along 0 < y < 2, its bedroom door at x in [-0.45, 0.45] (y = 2); the living room
@@ -64,3 +65,65 @@ def test_beyond_walked_tells_the_plant_behind_the_wall_from_the_one_in_the_room(
     bed, living = nodes["o-bed"], nodes["o-living"]
     assert tours.beyond_walked(bed) > 0.5 > tours.beyond_walked(living)
     assert tours.seen_from(bed) == "hallway"
+
+
+# The other side: "the green plant in the HALLWAY". A kitchen the robot never entered lies beyond the
+# hallway's door (y > 2); its plant at (0, 4.6), 3.5 m from every walked camera, was seen first and
+# most, four times through the door from the hallway, while six hallway views that faced it as near
+# missed it (the wall). The hallway plant at (3, 1.6) was seen later, twice, from the hallway itself. A lamp at
+# (0, -5) stands in the walked living room as far from its cameras, but every view that faced it saw
+# it: that one is in the living room.
+KITCHEN_PLANT = {"id": "o-kitchen", "label": "potted plant", "description": "a green potted plant",
+                 "attributes": {"color": "green"}, "position": (0.0, 4.6), "seen": [10, 11, 18, 19]}
+HALL_PLANT = {"id": "o-hall", "label": "potted plant", "description": "a green potted plant",
+              "attributes": {"color": "green"}, "position": (3.0, 1.6), "seen": [20, 21]}
+FAR_LAMP = {"id": "o-lamp", "label": "lamp", "description": "a white floor lamp",
+            "attributes": {"color": "white"}, "position": (0.0, -5.0), "seen": [30, 31, 32, 33]}
+HALL_CAMERA = {**{s: CAMERA[s] for s in range(10, 18)},
+               18: ((0.2, 1.0), UP, "hallway"), 19: ((0.1, 0.8), UP, "hallway"),  # through the door
+               24: ((-1.0, 1.0), UP, "hallway"), 25: ((1.0, 1.0), UP, "hallway"),  # faced it: the wall
+               20: ((1.5, 1.2), EAST, "hallway"), 21: ((2.0, 1.0), EAST, "hallway"),
+               22: ((2.2, 0.8), EAST, "hallway"), 23: ((1.8, 1.1), EAST, "hallway"),
+               30: ((0.0, -1.5), DOWN, "living room"), 31: ((0.4, -1.4), DOWN, "living room"),
+               32: ((-0.4, -1.6), DOWN, "living room"), 33: ((0.1, -1.5), DOWN, "living room")}
+
+
+@pytest.fixture(scope="module")
+def hallway_memory(tmp_path_factory):
+    mem = make_memory(tmp_path_factory.mktemp("unentered-hallway"))
+    add_objects(mem, [KITCHEN_PLANT, HALL_PLANT, FAR_LAMP])
+    add_placed_keyframes(mem, HALL_CAMERA)
+    yield mem
+    mem.close()
+
+
+@pytest.mark.parametrize("question", ["Where is the green plant in the hallway?",
+                                      "Where was I when I first saw the green plant in the hallway?"])
+def test_a_thing_seen_through_a_door_is_not_in_the_room_it_was_seen_from(hallway_memory, question):
+    res = ask(hallway_memory, question)
+    assert res.found and res.target_object_id == "o-hall"
+    assert res.goal is not None and math.dist((res.goal.x, res.goal.y), HALL_PLANT["position"]) < 1.5
+
+
+def test_a_thing_beyond_the_walked_rooms_is_shown_as_seen_through_a_door(hallway_memory):
+    tours = TourIndex(hallway_memory)
+    nodes = {n.id: n for n in hallway_memory.graph.get_objects(["o-kitchen", "o-hall", "o-lamp"])}
+    assert object_name(nodes["o-kitchen"], tours) == "green potted plant seen through a door from the hallway"
+    assert object_name(nodes["o-hall"], tours) == "green potted plant in the hallway"
+    # far from its cameras, but every view that faced it saw it: in the walked room
+    assert object_name(nodes["o-lamp"], tours) == "white lamp in the living room"
+
+
+def test_which_room_a_thing_beyond_the_walked_rooms_is_in(hallway_memory):
+    res = ask(hallway_memory, "Which room is the white lamp in?")
+    assert res.target_object_id == "o-lamp" and res.answer.startswith("In the living room")
+    tours = TourIndex(hallway_memory)
+    kitchen = hallway_memory.graph.get_objects(["o-kitchen"])[0]
+    assert tours.main_place(kitchen) == "" and tours.seen_through(kitchen) == "hallway"
+
+
+@pytest.mark.parametrize("question", ["Which room is the green plant in?", "Where is the green plant?"])
+def test_an_answer_about_a_thing_beyond_the_walked_rooms_says_it_was_seen_through_a_door(hallway_memory, question):
+    res = ask(hallway_memory, question)  # the plant seen most: the kitchen one
+    assert res.found and res.target_object_id == "o-kitchen"
+    assert "seen through a door from the hallway" in res.answer and "in the hallway" not in res.answer

@@ -49,12 +49,22 @@ def shown_place(node: ObjectNode, places: "TourIndex | None" = None) -> str:
     return places.main_place(node) if places is not None else main_place(node)
 
 
+def place_words(node: ObjectNode, places: "TourIndex | None" = None) -> str:
+    """Where the object is, for people: "in the kitchen" (``shown_place``); "seen through a door
+    from the hallway" for a thing that stands beyond every room the robot walked and is in no
+    other walked room (``TourIndex.seen_through``: it is not in the room it was seen from); "" when
+    unknown."""
+    place = shown_place(node, places)
+    through = places.seen_through(node) if places is not None and not place else ""
+    return f"in the {place}" if place else f"seen through a door from the {through}" if through else ""
+
+
 def object_name(node: ObjectNode, places: "TourIndex | None" = None) -> str:
-    """'red mug in the kitchen': the label with its colour and main place, for people."""
+    """'red mug in the kitchen': the label with its colour and where it is (``place_words``), for people."""
     colour = (node.attributes or {}).get("color") or (node.attributes or {}).get("colour") or ""
     name = f"{colour} {node.label}".strip() if colour and colour.lower() not in node.label.lower() else node.label
-    place = shown_place(node, places)
-    return f"{name} in the {place}" if place else name
+    where = place_words(node, places)
+    return f"{name} {where}" if where else name
 
 
 def footprint_m(node: ObjectNode) -> float:

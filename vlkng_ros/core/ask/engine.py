@@ -16,6 +16,7 @@ from ..config import VlkngConfig
 from ..lexicon import make_lexicon
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..memory import Memory
+from ..present import place_words
 from ..goals import goal_pose
 from .answer import (FrameScore, evidence, goal_target, most_called_first,
                      llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
@@ -23,7 +24,7 @@ from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexica
 from .ger import Retriever
 from .found import FoundRule, decide_found
 from .found import _not_as_asked as not_as_asked
-from .graph_retrieval import BEYOND_SAID, BEYOND_TIE, LabelIndex, Subgraph, TourIndex, relevance_floor
+from .graph_retrieval import BEYOND_SAID, BEYOND_TIE, UNWALKED, LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
 from .typed import answer_typed, place_of_object
@@ -135,7 +136,9 @@ class AskEngine:
         floor = 1e-9 if mode == "lexical" else relevance_floor(self.memory.text_embedder.name)
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
-        sub.rooms = {o: self._tours.main_place(n).lower() for o, n in sub.objects.items()}
+        # a thing beyond every walked room is in no walked room, not in the one it was seen from
+        sub.rooms = {o: self._tours.main_place(n).lower() or (UNWALKED if self._tours.seen_through(n) else "")
+                     for o, n in sub.objects.items()}
         beyond = self._beyond(pq, sub)
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
@@ -169,8 +172,9 @@ class AskEngine:
         target_id = targets[0] if targets else ""
         prompt = render_prompt(question, options, sub, scored, self.cfg.ask.max_prompt_tokens)
         tokens["answer"] = len(prompt) // 4
-        answer = self._unentered(pq, sub, target_id, found, beyond) + self._offline_answer(
-            pq, sub, target_id, found, " beyond the rooms I walked" if target_id in beyond else None)
+        where = (" beyond the rooms I walked" if target_id in beyond else
+                 " " + place_words(sub.objects[target_id], self._tours) if sub.rooms.get(target_id) == UNWALKED else None)
+        answer = self._unentered(pq, sub, target_id, found, beyond) + self._offline_answer(pq, sub, target_id, found, where)
         if llm is not None:
             a_usage = LLMUsage()
             try:

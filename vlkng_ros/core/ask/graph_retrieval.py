@@ -76,6 +76,9 @@ UNSEEN_PRIOR_VIEWS = 1.0
 # 68 things in walked rooms; 2.0 blurred the two again).
 VIEW_REACH_SHARE = 1.25
 BEYOND_SAID = 0.5  # from this evidence on, an answer says the thing stands beyond the walked rooms
+# Subgraph.rooms of a thing that clearly stands beyond every walked room (TourIndex.seen_through):
+# not a kind of place, so a question naming a walked room does not take it as in that room
+UNWALKED = "beyond the walked rooms"
 BEYOND_TIE = 0.05  # evidence this close to the strongest target's is as strong (one view of twenty)
 NEAREST_CACHE = 4096  # object positions whose nearest walked floors a TourIndex remembers
 MAX_EXPAND_FRAMES = 12  # frames whose co-visible objects expand the subgraph (a third per target)
@@ -623,6 +626,15 @@ class TourIndex:
             return None
         if not floor_shares(near):
             return 1.0
+        return self.views_missed(node)
+
+    def views_missed(self, node: ObjectNode) -> float | None:
+        """The share (0..1) of the views that looked the object's way (it inside their horizontal
+        field of view) from no farther than VIEW_REACH_SHARE times the farthest it was seen from, yet
+        did not see it (a wall stood between), with UNSEEN_PRIOR_VIEWS pseudo-views each way. None:
+        no position, or no sighting from a posed keyframe."""
+        if node.position is None:
+            return None
         px, py = node.position
         seen = {(tour, int(stamp)) for tour, stamp in node.frames}
         reach = max((math.dist(f[1], node.position) for f in (self.frame(t, s) for t, s in seen)
@@ -641,10 +653,32 @@ class TourIndex:
             unseen += sum(1 for s in stamps[toward] if (tour, int(s)) not in seen)
         return (unseen + UNSEEN_PRIOR_VIEWS) / (looked + 2.0 * UNSEEN_PRIOR_VIEWS)
 
+    def seen_through(self, node: ObjectNode) -> str:
+        """The kind of place (lower case) the object was seen from when it clearly stands beyond
+        every room the robot walked, else "": no walked floor within FLOOR_REACH_M of it AND most of
+        the views that looked its way missed it (``views_missed`` above one half). Either alone is
+        not enough: the far side of a large walked room is beyond FLOOR_REACH_M too, and near views
+        miss things in walked rooms behind furniture. Such a thing is in no walked room, so it is
+        not counted as in the room it was seen from (``place_shares``)."""
+        if node.position is None:
+            return ""
+        near = self.nearest_places(node.position)
+        if not near or floor_shares(near):
+            return ""
+        missed = self.views_missed(node)
+        return self.seen_from(node) if missed is not None and missed > 0.5 else ""
+
     def place_shares(self, node: ObjectNode) -> dict[str, float]:
         """Which kind of place the OBJECT is in, as shares (``place_shares``: where it stands and
-        where it was seen from): the one home of it."""
-        return place_shares(node, self.frame, self.nearest_places)
+        where it was seen from): the one home of it. A thing that stands beyond every walked room
+        (``seen_through``) is not in the room it was seen from: that share is dropped ({} when no
+        other is left)."""
+        shares = place_shares(node, self.frame, self.nearest_places)
+        through = self.seen_through(node)
+        if through and through in shares:
+            rest = sum(v for p, v in shares.items() if p != through)
+            shares = {p: v / rest for p, v in shares.items() if p != through} if rest > 0 else {}
+        return shares
 
     def place_share(self, node: ObjectNode, place: str) -> float | None:
         """Share of the object in that kind of place (lower case); None when no sighting's
@@ -653,13 +687,17 @@ class TourIndex:
         if place not in self.known_places():
             return self.beyond_walked(node)
         shares = self.place_shares(node)
+        if not shares and self.seen_through(node):
+            return 0.0
         return shares.get(place, 0.0) if shares else None
 
     def main_place(self, node: ObjectNode) -> str:
-        """The kind of place the object is in ("" when none was named): see present.main_place."""
+        """The kind of place the object is in ("" when none was named, or when it stands beyond
+        every walked room and was seen from no other: ``seen_through``): see present.main_place."""
         from ..present import main_place
 
-        return main_place(node, self.place_shares(node))
+        shares = self.place_shares(node)
+        return main_place(node, shares) if shares or not self.seen_through(node) else ""
 
     def seen_from(self, node: ObjectNode) -> str:
         """The kind of place (lower case) the most sightings of the object were made from ("" when
@@ -726,5 +764,3 @@ def budget(sub: Subgraph, cfg: "AskConfig", rels: list[Relation]) -> None:
     edges.sort(key=lambda r: -(sub.scores.get(r.subject, 0) + sub.scores.get(r.object, 0)))
     sub.relations = edges[: cfg.max_edges]
 
-
-REACH_X = 2.0

@@ -282,7 +282,11 @@ def _room(engine: "AskEngine", tq: TypedQuestion, top_k: int, mode: str) -> AskR
     node = sub.objects[res.target_object_id]
     place = place_of_object(engine, node)
     if not place:
-        res.answer = f"I saw the {node.label}, but I can't tell which room it was in."
+        from ..present import place_words
+
+        through = place_words(node, engine._tours)  # a room never entered, seen through its door
+        res.answer = (f"I saw the {node.label} {through}, in a room I never entered." if through else
+                      f"I saw the {node.label}, but I can't tell which room it was in.")
         res.value = TypedValue("place")
         return res
     res.value = TypedValue("place", place)
