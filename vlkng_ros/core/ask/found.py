@@ -1247,14 +1247,19 @@ class FoundRule:
         scores, named = self._scores(sub, pq)
         if not named:
             return list(scores)
-        # an object seen in another colour or material than the one asked for comes last; then an
-        # object a label names comes before one only similar to it, whatever room either is in:
-        # "the armchair in the living room" is the armchair seen in the hallway (the answer says
-        # where), not a cushion in the living room the embedder finds a little alike; among
-        # either, one in the place asked for first (retrieval order otherwise)
+        # an object seen in another colour or material than the one asked for comes last; for a
+        # place asked, one only the embedder relates comes after one the lexicon relates (a label
+        # naming it, or a definition: a "light" for "lamp"), whatever room either is in: "the
+        # armchair in the living room" is the armchair seen in the hallway (the answer says
+        # where), not a cushion in the living room at 0.23; then one in the place asked for; then
+        # one a label names before one only similar to it (retrieval order otherwise)
+        def embedder_only(o: str) -> bool:
+            return bool(pq.places) and scores[o] < 1.0 and \
+                self.gloss_match(pq.target, _labels(sub.objects[o])) < self.margin
+
         found = sorted((o for o in scores if scores[o] >= self.margin),
-                       key=lambda o: (_seen_otherwise(sub.objects[o], pq), scores[o] < 1.0,
-                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o))))
+                       key=lambda o: (_seen_otherwise(sub.objects[o], pq), embedder_only(o),
+                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
         return _as_asked_siblings(sub, pq, found) + found
 
 
