@@ -39,6 +39,7 @@ SECONDARY_NAME_SHARE = 0.95  # a sense whose synset is headed by another word ("
 KIND_OF_MIN = SECONDARY_NAME_SHARE * HYPERNYM_STRENGTH
 SYNONYM_MIN = SECONDARY_NAME_SHARE * SYNONYM_STRENGTH  # from here a relation is a synonym, below a kind
 MAX_SENSES = 4  # rare senses of a word ("chair" = professorship) add noise, not recall
+EVERY_SENSE = 1_000  # more senses than any word has: all of them
 MAX_GENUS_SYNSETS = 16  # synsets one definition genus may name ("small table": console, nightstand, ...)
 ANCESTOR_DEPTH = 3  # steps up the hypernym path for "a label is a kind of the phrase" ("apple": fruit, 2)
 ANCESTOR_SENSES = 2  # a label's common senses only: "light" as a kind of "weight" is a rare one
@@ -218,8 +219,23 @@ class NoLexicon:
 
 
 def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
-    """Does the lexicon call ``other`` a name for ``term`` or what ``term`` is a kind of?"""
-    return lexicon.related(term).get(other, 0.0) >= KIND_OF_MIN
+    """Does the lexicon call ``other`` a name for ``term`` or what ``term`` is a kind of, in one
+    of ``other``'s ``MAX_SENSES`` common senses? The synset reached must be one of them: a
+    "cushion" (its second sense, of a billiard table) is a kind of "layer, bed", which is bed's
+    sixth sense, and a thing seen as a cushion is no bed."""
+    strength = lexicon.related(term).get(other, 0.0)
+    return strength >= KIND_OF_MIN and (strength >= 1.0 or in_common_senses(lexicon, term, other, 1, MAX_SENSES))
+
+
+def in_common_senses(lexicon: Lexicon, term: str, other: str, depth: int = ANCESTOR_DEPTH,
+                     senses: int = ANCESTOR_SENSES) -> bool:
+    """Is the term, in one of its ``senses`` most common senses, ``other`` or a kind of it within
+    ``depth`` steps, ``other`` meant in one of its ``MAX_SENSES`` common senses; or is ``other`` a
+    name of the term's first sense, however rare that sense is for ``other`` (a stove is a
+    "range": the kitchen range is range's ninth sense, the stove's first)? Not a word's rare sense
+    reached from another word's: a cushion's "layer, bed" is no bed (``Lexicon.kind_steps``)."""
+    return (lexicon.kind_steps(term, other, depth, senses) is not None
+            or lexicon.kind_steps(term, other, 0, 1, EVERY_SENSE) is not None)
 
 
 def definition_word(word: str) -> str:

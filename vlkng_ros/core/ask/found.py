@@ -123,8 +123,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 import numpy as np
 
 from ..lexicon import (ANCESTOR_SENSES, HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       defined_by_verb, defining_objects, handles_what_is_described, is_kind_of, names_a_time, opposed,
-                       same_purpose, sibling_kinds, usage_words, verb_base)
+                       defined_by_verb, defining_objects, handles_what_is_described, in_common_senses, is_kind_of,
+                       names_a_time, opposed, same_purpose, sibling_kinds, usage_words, verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
 
@@ -402,9 +402,10 @@ class FoundRule:
         if any(is_kind_of(self.lexicon, name, phrase) for name in dict.fromkeys((label, lw[-1]))):
             return True
         base = self.lexicon.base_form(phrase)  # "WC" is WordNet's "w.c.", "fruits" its "fruit"
-        if any(base in self.lexicon.ancestors(name) for name in dict.fromkeys((label, lw[-1]))):
-            return True  # the label, in one of its common senses, is a kind of the phrase a few
-            # steps up ("apple": an edible fruit, a fruit), not only one step
+        if any(in_common_senses(self.lexicon, name, phrase) for name in dict.fromkeys((label, lw[-1]))):
+            return True  # the label, in one of its common senses, is a kind of the phrase (in one
+            # of the phrase's common senses: no "bed" by a cushion's "layer, bed") a few steps up
+            # ("apple": an edible fruit, a fruit), not only one step
         related = self.lexicon.related(phrase).get(label, 0.0)
         if SECONDARY_NAME_SHARE * HYPONYM_STRENGTH - 1e-9 <= related <= HYPONYM_STRENGTH + 1e-9:
             return True  # the phrase's kinds hold the label ("low table" -> coffee table, by its definition)
@@ -1246,10 +1247,19 @@ class FoundRule:
         scores, named = self._scores(sub, pq)
         if not named:
             return list(scores)
-        # an object a label names comes before one only similar to it, and either comes before one
-        # seen in another colour, material or place than the one asked for (retrieval order otherwise)
+        # an object seen in another colour or material than the one asked for comes last; for a
+        # place asked, one only the embedder relates comes after one the lexicon relates (a label
+        # naming it, or a definition: a "light" for "lamp"), whatever room either is in: "the
+        # armchair in the living room" is the armchair seen in the hallway (the answer says
+        # where), not a cushion in the living room at 0.23; then one in the place asked for; then
+        # one a label names before one only similar to it (retrieval order otherwise)
+        def embedder_only(o: str) -> bool:
+            return bool(pq.places) and scores[o] < 1.0 and \
+                self.gloss_match(pq.target, _labels(sub.objects[o])) < self.margin
+
         found = sorted((o for o in scores if scores[o] >= self.margin),
-                       key=lambda o: (_not_as_asked(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
+                       key=lambda o: (_seen_otherwise(sub.objects[o], pq), embedder_only(o),
+                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
         return _as_asked_siblings(sub, pq, found) + found
 
 
@@ -1337,16 +1347,29 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     one; "the plant in the kitchen": not the plant in
     the hallway that was seen through the kitchen door). ``room``: the kind of place the object
     is in (``TourIndex.main_place``, via ``Subgraph.rooms``); else the build-time one."""
+    return _seen_otherwise(node, pq) or _elsewhere(node, pq, room)
+
+
+def _seen_otherwise(node, pq: "ParsedQuery") -> bool:
+    """The colour or material half of ``_not_as_asked``: seen only in another one."""
     for kind, read in (("color", _colours), ("material", _materials)):
         asked = read(" ".join(pq.attributes))
         seen = _seen_as(node, kind, read)
         if asked and seen and not asked & seen:
             return True
+    return False
+
+
+def _elsewhere(node, pq: "ParsedQuery", room: str | None = None) -> bool:
+    """The place half of ``_not_as_asked``: the question names a kind of place and the object is
+    in another one."""
+    if not pq.places:
+        return False
     if room is None:
         from ..present import main_place
 
         room = main_place(node)
-    return bool(pq.places and room) and room.lower() not in pq.places
+    return bool(room) and room.lower() not in pq.places
 
 
 def seen_apart(a, b) -> bool:
