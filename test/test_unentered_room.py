@@ -127,3 +127,24 @@ def test_an_answer_about_a_thing_beyond_the_walked_rooms_says_it_was_seen_throug
     res = ask(hallway_memory, question)  # the plant seen most: the kitchen one
     assert res.found and res.target_object_id == "o-kitchen"
     assert "seen through a door from the hallway" in res.answer and "in the hallway" not in res.answer
+
+
+def test_the_judgement_is_made_once_per_object_until_the_robot_walks_in(tmp_path, monkeypatch):
+    """Asked for many times per question (shares, main place, shown name), the views are read once
+    per object; once the robot has walked the kitchen, the plant is in the kitchen."""
+    mem = make_memory(tmp_path / "walk-in")
+    add_objects(mem, [KITCHEN_PLANT, HALL_PLANT])
+    add_placed_keyframes(mem, HALL_CAMERA)
+    tours = TourIndex(mem)
+    calls = []
+    views_missed = TourIndex.views_missed
+    monkeypatch.setattr(TourIndex, "views_missed", lambda self, node: calls.append(node.id) or views_missed(self, node))
+    kitchen = mem.graph.get_objects(["o-kitchen"])[0]
+    for _ in range(3):
+        assert tours.seen_through(kitchen) == "hallway" and tours.main_place(kitchen) == ""
+        assert tours.beyond_walked(kitchen) == 1.0
+    assert calls == ["o-kitchen"]
+    add_placed_keyframes(mem, {**HALL_CAMERA, 40: ((0.0, 3.5), UP, "kitchen"), 41: ((0.5, 3.8), UP, "kitchen")})
+    mem.touch()
+    assert tours.seen_through(kitchen) == "" and tours.main_place(kitchen) == "kitchen"
+    mem.close()

@@ -118,7 +118,8 @@ class AskEngine:
         t0 = time.perf_counter()
         usage = LLMUsage()
         llm = self.llm if use_llm else None
-        pq, note = decompose(question, llm, usage, self._tours.known_places())
+        known = self._tours.known_places()
+        pq, note = decompose(question, llm, usage, known)
         if note:
             notes.append(note)
         tokens["decompose"] = usage.prompt_tokens
@@ -139,7 +140,8 @@ class AskEngine:
         # a thing beyond every walked room is in no walked room, not in the one it was seen from
         sub.rooms = {o: self._tours.main_place(n).lower() or (UNWALKED if self._tours.seen_through(n) else "")
                      for o, n in sub.objects.items()}
-        beyond = self._beyond(pq, sub)
+        unentered = next((p for p in pq.places if p not in known), "")  # a room no keyframe was taken in
+        beyond = self._beyond(unentered, sub)
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
         if pq.target:  # of two things called the asked name, the one called so most often leads
@@ -174,7 +176,7 @@ class AskEngine:
         tokens["answer"] = len(prompt) // 4
         where = (" beyond the rooms I walked" if target_id in beyond else
                  " " + place_words(sub.objects[target_id], self._tours) if sub.rooms.get(target_id) == UNWALKED else None)
-        answer = self._unentered(pq, sub, target_id, found, beyond) + self._offline_answer(pq, sub, target_id, found, where)
+        answer = self._unentered(unentered, sub, target_id, found, beyond) + self._offline_answer(pq, sub, target_id, found, where)
         if llm is not None:
             a_usage = LLMUsage()
             try:
@@ -246,19 +248,14 @@ class AskEngine:
                 break
         return out
 
-    def _unentered_place(self, pq: ParsedQuery) -> str:
-        """The kind of place the question names that no keyframe was taken in ("" when none)."""
-        known = self._tours.known_places()
-        return next((p for p in pq.places if p not in known), "")
-
-    def _beyond(self, pq: ParsedQuery, sub: Subgraph) -> set[str]:
+    def _beyond(self, place: str, sub: Subgraph) -> set[str]:
         """"The plant in the bedroom" where the robot never entered a bedroom: the subgraph's
         objects that stand beyond every room it walked (``TourIndex.beyond_walked`` at least
         BEYOND_SAID, and about as sure of it as the surest target of their label) may be in it, so
         they count as in the kind of place asked for (``sub.rooms``, read by the found rule): a plant
         seen through the bedroom door from the hallway leads, one in the walked living room does not.
-        Returns those objects."""
-        place = self._unentered_place(pq)
+        ``place``: the kind of place the question names that no keyframe was taken in ("" when
+        none). Returns those objects."""
         if not place:
             return set()
         evidence = {o: self._tours.beyond_walked(sub.objects[o]) or 0.0 for o in sub.targets()}
@@ -273,12 +270,11 @@ class AskEngine:
             sub.rooms[o] = place
         return out
 
-    def _unentered(self, pq: ParsedQuery, sub: Subgraph, target_id: str, found: bool, beyond: set[str]) -> str:
+    def _unentered(self, place: str, sub: Subgraph, target_id: str, found: bool, beyond: set[str]) -> str:
         """What the answer owes about a room the question names and the robot never entered (no
         keyframe was taken in it): that it never went in, and either that the thing stands beyond
         every walked room, seen from another one through a door (``_beyond``), or that which one is
-        in there cannot be told. "" when no such room."""
-        place = self._unentered_place(pq)
+        in there cannot be told. "" when no such room (``place`` "", see ``_beyond``)."""
         if not place or not found or target_id not in sub.objects:
             return ""
         node = sub.objects[target_id]

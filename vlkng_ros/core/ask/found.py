@@ -249,10 +249,10 @@ READINGS: tuple[Reading, ...] = (
     Reading("rare sense", DROPS, lambda r, q, lab: r.lexicon.rare_sense_only(q.phrase, lab), why=(
         "a label the phrase names only in a rare sense of its own is another thing: a 'stool' is a "
         "seat, not the toilet of its fourth sense (``Lexicon.rare_sense_only``)")),
-    Reading("unsure link", DROPS, lambda r, q, lab: r._vocabulary(q.phrase, lab) is False, why=(
+    Reading("unsure link", DROPS, lambda r, q, lab: r._unsure_sense(q.phrase, lab), why=(
         "a label the lexicon links to the phrase only through a sense of the phrase it cannot call the "
         "common one, which the embedder finds less alike than unrelated household things: the kitchen "
-        "'hob' is no 'shelf beside an open fire' (``_vocabulary``, ``Lexicon.unsure_link``)")),
+        "'hob' is no 'shelf beside an open fire' (``_unsure_sense``, ``Lexicon.unsure_link``)")),
     Reading("names", NAMES, lambda r, q, lab: r.names(lab, q.phrase), why=(
         "the label is the phrase, the phrase is its head noun, or the lexicon calls the label a name "
         "or a kind of it: 'sofa' for 'couch', a 'coffee table' for 'table' (``names``)")),
@@ -262,11 +262,11 @@ READINGS: tuple[Reading, ...] = (
     Reading("head described", NAMES, lambda r, q, lab: r._head_described(q.phrase, lab), why=(
         "a two-word compound the lexicon lacks whose head names the label, which the dictionary "
         "describes with the compound's modifier: a 'water boiler' is a kettle (``_head_described``)")),
-    Reading("made with", NAMES, lambda r, q, lab: r._vocabulary(q.phrase, lab) is True, why=(
+    Reading("made with", NAMES, lambda r, q, lab: r._made_with_part(q.phrase, lab), why=(
         "the phrase is defined as its genus with the label, a part WordNet lists (a bookcase, "
         "'furniture with shelves', seen as 'shelf'), or a compound the lexicon lacks shares its "
         "modifier with a label defined as a kind of what the compound's head handles (a 'soap pump', "
-        "a soap dispenser) (``_vocabulary``)")),
+        "a soap dispenser) (``_made_with_part``)")),
     Reading(OTHER_KIND, SETS_ASIDE, lambda r, q, lab: _other_head(q.wanted, words(lab)) or r._modifier_names(q.phrase, lab),
             why=("a compound sharing a word with the label but ending in another head ('coffee machine' "
                  "and a 'coffee table', 'desk drawer' and a 'desk'), or whose modifier alone names the "
@@ -472,27 +472,27 @@ class FoundRule:
                 scores += [row.read(self, asked, lab) for lab in pool]
         return max(also, *scores)
 
-    def _vocabulary(self, phrase: str, label: str) -> bool | None:
-        """What the dictionary's other pointers say of a thing seen as ``label`` for ``phrase``:
-        True when the phrase is defined as its genus *with* the label, a part WordNet lists
-        (``Lexicon.made_with``: a bookcase, "furniture with shelves", seen as "shelf"; the label's
-        head for a compound label), or a two-word compound the lexicon lacks shares its modifier
-        with a two-word label whose definition describes it as a kind of what the compound's head
-        handles (``lexicon.handles_what_is_described``: a "soap pump", a soap dispenser); False when the lexicon links the two only through a sense of
-        the phrase it cannot call the common one (``Lexicon.unsure_link``: a "hob" is "a shelf
-        beside an open fire" only in its last untagged sense) and the embedder finds them less
-        alike than either is to unrelated household things (``_stands_out`` below 0): neither
-        source says that sense is meant, and a robot sent to a shelf 13 m away for the kitchen
-        hob is sent to the wrong thing; None otherwise (the other readings decide)."""
+    def _made_with_part(self, phrase: str, label: str) -> bool:
+        """Is a thing seen as ``label`` the phrase by the dictionary's other pointers: the phrase is
+        defined as its genus *with* the label, a part WordNet lists (``Lexicon.made_with``: a
+        bookcase, "furniture with shelves", seen as "shelf"; the label's head for a compound label),
+        or a two-word compound the lexicon lacks shares its modifier with a two-word label whose
+        definition describes it as a kind of what the compound's head handles
+        (``lexicon.handles_what_is_described``: a "soap pump", a soap dispenser)?"""
         lw, pw = words(label), words(phrase)
         if lw and any(self.lexicon.made_with(phrase, name) for name in dict.fromkeys((label, lw[-1]))):
             return True
-        if (len(pw) == len(lw) == 2 and pw[0] == lw[0] and pw[1] != lw[1] and self.lexicon.names_a_thing(phrase) is None
-                and handles_what_is_described(self.lexicon, pw[1], label, pw[0])):
-            return True  # "soap pump", a soap dispenser: "dispenser of *liquid* soap", a pump "moves *fluid*"
-        if self.lexicon.unsure_link(phrase, label) and self._stands_out(phrase, label) < 0.0:
-            return False
-        return None
+        # "soap pump", a soap dispenser: "dispenser of *liquid* soap", a pump "moves *fluid*"
+        return (len(pw) == len(lw) == 2 and pw[0] == lw[0] and pw[1] != lw[1] and self.lexicon.names_a_thing(phrase) is None
+                and handles_what_is_described(self.lexicon, pw[1], label, pw[0]))
+
+    def _unsure_sense(self, phrase: str, label: str) -> bool:
+        """Does the lexicon link the label to the phrase only through a sense of the phrase it cannot
+        call the common one (``Lexicon.unsure_link``: a "hob" is "a shelf beside an open fire" only
+        in its last untagged sense) while the embedder finds them less alike than either is to
+        unrelated household things (``_stands_out`` below 0)? Neither source then says that sense is
+        meant, and a robot sent to a shelf 13 m away for the kitchen hob is sent to the wrong thing."""
+        return self.lexicon.unsure_link(phrase, label) and self._stands_out(phrase, label) < 0.0
 
     def _heads_match(self, wanted: list[str], label: str) -> float:
         """A compound against a label with another head: its head against the label's. When the

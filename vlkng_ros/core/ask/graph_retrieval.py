@@ -97,8 +97,6 @@ def relevance_floor(embedder_name: str) -> float:
     return DEFAULT_RELEVANCE_FLOOR
 
 
-
-
 @dataclass
 class Ranked:
     """An object ranking from one retrieval signal: id -> (rank 0-based, raw relevance)."""
@@ -523,6 +521,8 @@ class TourIndex:
         # generation and time, camera xy, place) of the keyframes with a place and a pose
         self._nearest: dict[tuple[float, float], dict[str, float]] = {}  # nearest_places per xy, this generation
         self._nearest_key: tuple = ()
+        self._walked: dict[tuple, tuple[bool, float | None] | None] = {}  # _off_walked per object, this generation
+        self._walked_key: tuple = ()
 
     def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
         with self._lock:
@@ -552,13 +552,20 @@ class TourIndex:
         frame = self.frame(tour_id, stamp_ns)
         return frame[0] if frame is not None else None
 
+    def _memory_key(self, tours: list[str]) -> tuple:
+        """What the per-position and per-object caches hold for: the memory's generation and each
+        tour's keyframe index (its generation and when it was read, read now if not yet)."""
+        for tour in tours:
+            self._tour(tour)
+        with self._lock:
+            return (self.memory.generation, tuple(tours), tuple(self._tours[t][:2] for t in tours))
+
     def nearest_places(self, xy: tuple[float, float]) -> dict[str, float]:
         """Each kind of place (lower case) a keyframe with a pose was taken in, with the distance (m)
         from ``xy`` to the nearest camera position among them (every tour; remembered per ``xy``
         until a tour's keyframes change)."""
         tours = self.memory.graph.tours()
-        key = (self.memory.generation, tuple(tours), tuple(self._tours[t][:2] if t in self._tours else None
-                                                          for t in tours))
+        key = self._memory_key(tours)
         with self._lock:
             if key != self._nearest_key or len(self._nearest) > NEAREST_CACHE:
                 self._nearest, self._nearest_key = {}, key
@@ -619,14 +626,31 @@ class TourIndex:
         horizontal field of view) from no farther than it was ever seen from, yet did not see it (a
         wall stood between), with UNSEEN_PRIOR_VIEWS pseudo-views each way. None: no position, or
         no keyframe with a place and a pose, or no sighting from a posed keyframe."""
+        off = self._off_walked(node)
+        if off is None:
+            return None
+        no_floor, missed = off
+        return 1.0 if no_floor else missed
+
+    def _off_walked(self, node: ObjectNode) -> tuple[bool, float | None] | None:
+        """(no walked floor within FLOOR_REACH_M of the object, ``views_missed``): what
+        ``beyond_walked`` and ``seen_through`` read; None when the object has no position or no
+        keyframe has a place and a pose. Remembered per object until a tour's keyframes change."""
         if node.position is None:
             return None
+        frames = node.frames
+        key, obj = self._memory_key(self.memory.graph.tours()), (node.id, tuple(node.position), tuple(frames))
+        with self._lock:
+            if key != self._walked_key or len(self._walked) > NEAREST_CACHE:
+                self._walked, self._walked_key = {}, key
+            if obj in self._walked:
+                return self._walked[obj]
         near = self.nearest_places(node.position)
-        if not near:
-            return None
-        if not floor_shares(near):
-            return 1.0
-        return self.views_missed(node)
+        out = (not floor_shares(near), self.views_missed(node)) if near else None
+        with self._lock:
+            if key == self._walked_key:
+                self._walked[obj] = out
+        return out
 
     def views_missed(self, node: ObjectNode) -> float | None:
         """The share (0..1) of the views that looked the object's way (it inside their horizontal
@@ -660,12 +684,10 @@ class TourIndex:
         not enough: the far side of a large walked room is beyond FLOOR_REACH_M too, and near views
         miss things in walked rooms behind furniture. Such a thing is in no walked room, so it is
         not counted as in the room it was seen from (``place_shares``)."""
-        if node.position is None:
+        off = self._off_walked(node)
+        if off is None or not off[0]:
             return ""
-        near = self.nearest_places(node.position)
-        if not near or floor_shares(near):
-            return ""
-        missed = self.views_missed(node)
+        missed = off[1]
         return self.seen_from(node) if missed is not None and missed > 0.5 else ""
 
     def place_shares(self, node: ObjectNode) -> dict[str, float]:
@@ -763,4 +785,3 @@ def budget(sub: Subgraph, cfg: "AskConfig", rels: list[Relation]) -> None:
     edges = [r for r in edges if r.subject in sub.objects and r.object in sub.objects]
     edges.sort(key=lambda r: -(sub.scores.get(r.subject, 0) + sub.scores.get(r.object, 0)))
     sub.relations = edges[: cfg.max_edges]
-

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..llm.base import LLMError, LLMUsage
 from ..model import Keyframe, ObjectNode, Pose
+from ..present import place_words
 from .typed_parse import (ATTRIBUTE, COUNT, DURATION, EXISTENCE, GRAPH_ONLY, ROOM, ROUTE, WHEN,
                           TypedQuestion)
 from .types import AskResult, EvidenceObject, RankedFrame, TypedValue
@@ -282,8 +283,6 @@ def _room(engine: "AskEngine", tq: TypedQuestion, top_k: int, mode: str) -> AskR
     node = sub.objects[res.target_object_id]
     place = place_of_object(engine, node)
     if not place:
-        from ..present import place_words
-
         through = place_words(node, engine._tours)  # a room never entered, seen through its door
         res.answer = (f"I saw the {node.label} {through}, in a room I never entered." if through else
                       f"I saw the {node.label}, but I can't tell which room it was in.")
