@@ -148,3 +148,22 @@ def test_the_judgement_is_made_once_per_object_until_the_robot_walks_in(tmp_path
     mem.touch()
     assert tours.seen_through(kitchen) == "" and tours.main_place(kitchen) == "kitchen"
     mem.close()
+
+
+@pytest.mark.parametrize("var, shown", [(0.1, "red stool seen through a door from the living room"),
+                                        (0.5, "red stool in the living room")])
+def test_a_thing_placed_no_better_than_the_floor_reach_stays_in_the_room_it_was_seen_in(tmp_path, var, shown):
+    """A stool 2.9 m beyond the walked living-room floor, seen once from it while three other views
+    that faced it missed it: placed to a few tenths of a metre, it stands beyond the walked rooms;
+    placed no better than 0.7 m (one sighting's fix), it may stand within the floor's reach, in the
+    far corner of the room it was seen in, and is not called seen through a door."""
+    mem = make_memory(tmp_path / "far-corner")
+    add_objects(mem, [{"id": "o-stool", "label": "stool", "description": "a red stool", "attributes": {"color": "red"},
+                       "position": (1.0, -4.3), "position_var": var, "seen": [31]}])
+    add_placed_keyframes(mem, {s: HALL_CAMERA[s] for s in range(10, 18)}
+                         | {s: HALL_CAMERA[s] for s in (30, 31, 32, 33)})
+    tours = TourIndex(mem)
+    stool = mem.graph.get_objects(["o-stool"])[0]
+    assert tours.views_missed(stool) > 0.5
+    assert object_name(stool, tours) == shown
+    mem.close()

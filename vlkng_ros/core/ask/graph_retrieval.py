@@ -521,7 +521,7 @@ class TourIndex:
         # generation and time, camera xy, place) of the keyframes with a place and a pose
         self._nearest: dict[tuple[float, float], dict[str, float]] = {}  # nearest_places per xy, this generation
         self._nearest_key: tuple = ()
-        self._walked: dict[tuple, tuple[bool, float | None] | None] = {}  # _off_walked per object, this generation
+        self._walked: dict[tuple, tuple[float, float | None] | None] = {}  # _off_walked per object, this generation
         self._walked_key: tuple = ()
 
     def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
@@ -629,11 +629,11 @@ class TourIndex:
         off = self._off_walked(node)
         if off is None:
             return None
-        no_floor, missed = off
-        return 1.0 if no_floor else missed
+        floor_m, missed = off
+        return 1.0 if floor_m > FLOOR_REACH_M else missed
 
-    def _off_walked(self, node: ObjectNode) -> tuple[bool, float | None] | None:
-        """(no walked floor within FLOOR_REACH_M of the object, ``views_missed``): what
+    def _off_walked(self, node: ObjectNode) -> tuple[float, float | None] | None:
+        """(the distance (m) from the object to the nearest walked floor, ``views_missed``): what
         ``beyond_walked`` and ``seen_through`` read; None when the object has no position or no
         keyframe has a place and a pose. Remembered per object until a tour's keyframes change."""
         if node.position is None:
@@ -646,7 +646,7 @@ class TourIndex:
             if obj in self._walked:
                 return self._walked[obj]
         near = self.nearest_places(node.position)
-        out = (not floor_shares(near), self.views_missed(node)) if near else None
+        out = (min(near.values()), self.views_missed(node)) if near else None
         with self._lock:
             if key == self._walked_key:
                 self._walked[obj] = out
@@ -679,13 +679,18 @@ class TourIndex:
 
     def seen_through(self, node: ObjectNode) -> str:
         """The kind of place (lower case) the object was seen from when it clearly stands beyond
-        every room the robot walked, else "": no walked floor within FLOOR_REACH_M of it AND most of
-        the views that looked its way missed it (``views_missed`` above one half). Either alone is
-        not enough: the far side of a large walked room is beyond FLOOR_REACH_M too, and near views
-        miss things in walked rooms behind furniture. Such a thing is in no walked room, so it is
-        not counted as in the room it was seen from (``place_shares``)."""
+        every room the robot walked, else "": no walked floor within FLOOR_REACH_M of anywhere it may
+        stand (its position, give or take one standard deviation of that estimate) AND most of the
+        views that looked its way missed it (``views_missed`` above one half). Either alone is not
+        enough: the far side of a large walked room is beyond FLOOR_REACH_M too, and near views miss
+        things in walked rooms behind furniture. Nor is a position known no better than the walked
+        floor's reach: a fragment made of one sighting, or a bearing-only estimate whose rays
+        hardly cross, in the far corner of a walked room (read seeds: 584's nightstand and 585's tv
+        stand, one depth fix each, var 0.5 m^2; 622's shoe rack, var at the cap, 2.66 m from walked
+        floor, 1.6 m off). Such a thing is in no walked room, so it is not counted as in the room it
+        was seen from (``place_shares``)."""
         off = self._off_walked(node)
-        if off is None or not off[0]:
+        if off is None or off[0] - math.sqrt(node.position_var or 0.0) <= FLOOR_REACH_M:
             return ""
         missed = off[1]
         return self.seen_from(node) if missed is not None and missed > 0.5 else ""
