@@ -61,6 +61,9 @@ MIN_SPAN_SHARE = 0.25  # readings spanning less of the box's angle than this are
 # object (a chair before a table, a thing no box was detected for), not the object: no fix
 MIN_CONSENSUS = 3  # fixes of one object in a chunk from which one that disagrees with the rest is left out ...
 OUTLIER_SIGMAS = 3.0  # ... when farther from their median than this many of its own and their spread's sigmas
+OCCLUDED_SHARE = 0.5  # readings beyond the object's depths that outnumber its own in the box's middle: the
+# near mode may have taken a thing in front of the object (something 0.5 m before the camera inside a bed's
+# box gave a fix 2.8 m short with sigma 0.05 m); its range variance then covers the gap to them
 EDGE_ROW_SHARE = 0.3  # ... in the image's outermost columns in at least this share of the box's rows
 BACK_STRIP_SHARE = 0.2  # the strips just outside a box (either side, above) read for a surface behind the object,
 # as a share of the box's width (sides) and height (above)
@@ -100,6 +103,7 @@ class DepthFix:
     cut: bool = False  # the object goes on beyond the image's left or right border
     bearing_rad: float = 0.0  # the line of sight's angle right of the optical axis: var_z lies along it
     cut_side: int = 0  # +1: it goes on beyond the right border only (its left end is seen), -1: the left only
+    occluded: bool = False  # more of the box's middle lies beyond these readings than on them (OCCLUDED_SHARE)
 
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
@@ -142,6 +146,8 @@ class _Readings:
     cut: bool = False  # the object goes on beyond the image's left or right border
     backs: tuple[np.ndarray, ...] = ()  # per strip around the box (``_backdrop``), (N, 2) optical (x, z) readings
     cut_side: int = 0  # +1: it goes on beyond the right border only, -1: the left only (0: neither or both)
+    beyond_share: float = 0.0  # of the central part's readings in or beyond the object's depths, those beyond
+    beyond_gap_m: float = 0.0  # how far beyond the cluster's median those lie (their median)
 
 
 def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise,
@@ -165,6 +171,7 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     keep = valid & ~_flying(central, noise)
     z = central[keep]
     if z.size < max(MIN_POINTS, MIN_VALID_SHARE * central.size):
+        keep = valid
         z = central[valid]  # a thin object may be all edge at this stride: use every reading
         if z.size < max(MIN_POINTS, MIN_VALID_SHARE * central.size):
             return None
@@ -185,7 +192,27 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     cut = left or right
     backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), float(np.median(cluster)), noise, camera,
                                      camera_height_m, others)
-    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs, int(right) - int(left))
+    share, gap = _beyond(np.where(keep, central, np.nan), crows, sy, camera, camera_height_m, noise, lo2, hi2,
+                         float(np.median(cluster)), backs)
+    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs, int(right) - int(left), share, gap)
+
+
+def _beyond(central: np.ndarray, rows: np.ndarray, sy: float, camera: CameraModel, camera_height_m: float | None,
+            noise: DepthNoise, lo: float, hi: float, surface: float, backs: tuple[np.ndarray, ...]) -> tuple[float, float]:
+    """Of the box's central readings (the floor left out) that lie in the object's depth interval
+    [lo, hi] or beyond it, the share beyond, and their median's depth beyond ``surface``. Readings
+    as deep as a wall seen around the box (``_wall_behind``, less a depth jump) are that wall seen
+    through the object (between a chair's slats), not something inside the box behind the readings."""
+    if camera_height_m:
+        central = _without_floor(central, rows, sy, camera, camera_height_m, noise)
+    z = central[np.isfinite(central)]
+    wall = _wall_behind(backs, 1.0, 0.0, noise)
+    back = wall - JUMP_M - 3.0 * float(noise.sigma(wall)) if wall is not None else np.inf
+    far = z[(z > hi) & (z < back)]
+    own = int(((z >= lo) & (z <= hi)).sum())
+    if far.size == 0:
+        return 0.0, 0.0
+    return far.size / float(far.size + own), max(0.0, float(np.median(far)) - surface)
 
 
 def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], surface: float, noise: DepthNoise,
@@ -361,13 +388,19 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
     # correlated noise (one disparity error moves a whole patch): averaging helps only so much
     var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * behind) ** 2
     var_x = (2.0 * dc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
+    occluded = r.beyond_share > OCCLUDED_SHARE
+    if occluded:
+        # more of the box's middle lies beyond these readings than on them: they may be a thing in
+        # front of the object (the box is drawn around the object), not the object, and the range
+        # is then off by the gap to what lies beyond, with that share's odds (its mean square error)
+        var_z += r.beyond_share * r.beyond_gap_m ** 2
     if r.cut:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
         # (by as much as the widest furniture): both its middle and its depth are loose
         var_x += (0.6 * width) ** 2 + CUT_VAR_M2
         var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
-                    spread, r.cut, bearing, r.cut_side)
+                    spread, r.cut, bearing, r.cut_side, occluded)
 
 
 def _box_angle(bbox: BBox, camera: CameraModel) -> float:
@@ -725,7 +758,10 @@ def _before_wall(pts: np.ndarray | None, r: _Readings, fix: DepthFix, noise: Dep
 def _add_measured(acc, m: _Measured, points: bool = True) -> None:
     cut = m.fix.cut
     acc.add_depth(m.xy, m.cov, 0.0 if cut else m.fix.width_m, 0.0 if cut else m.fix.extent_m)
-    if points and m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
+    # the surface it measured, kept across views (geometry: hull extents); not where a whole view's may be a
+    # thing in front of the object (the extents are a union: one such view would grow them for good; a cut
+    # view's join only near where the whole views put the object, ``_reach_whole``)
+    if points and m.points is not None and not (m.fix.occluded and not cut):
         # cut on one side only, the view still saw the object's end on the other side: the
         # outline's end there (the readings' outermost bearing) is its extreme across that ray
         end = None
