@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .geometry import BORDER_PX, HULL_PERCENTILE
+from .geometry import BORDER_PX, HULL_MIN_WIDTH_M, HULL_PERCENTILE
 from .model import BBox, CameraModel, Pose
 
 CENTRAL_SHARE = 0.6  # the middle share of the box's width and height used for the range
@@ -40,6 +40,12 @@ MIN_POINTS = 8  # fewer valid readings than this: no depth fix (dropouts)
 MIN_VALID_SHARE = 0.08  # ... or fewer than this share of the sampled central pixels
 NEAR_MODE_SHARE = 0.35  # a nearer bin with this share of the peak's count starts the cluster
 GROW_SHARE = 0.08  # neighbouring bins with at least this share of the start bin join it
+TOP_MIN_DROP_M = 0.09  # the camera this far above an object's top sees the top recede (``_top_surface``)
+TOP_END_PERCENTILE = 90.0  # ... its far edge: this percentile of where the columns that saw it recede saw it end
+TOP_BAND_M = 0.1  # ... only from columns whose topmost reading is this near the object's top (90th percentile of
+# the columns'): lower, the column sees a leg, the floor under a glass top or what stands in front, not the top
+TOP_MAX_ROW_STEP_M = 0.3  # ... and where a level top there steps at most this far between sampled rows (far off,
+# one row spans most of a table: a row or two of the box above its far edge put it 0.6-0.8 m beyond)
 JUMP_M = 0.06  # a depth step bigger than this (plus 3 sigma) between neighbours is an edge
 BEHIND_WIDTH_SHARE = 0.75  # unseen extent along the view, as a share of the width, when seen face on
 BEHIND_SIGMA_SHARE = 0.3  # the unseen half extent behind the visible surface is a guess to this share (1 sigma)
@@ -61,6 +67,9 @@ MIN_SPAN_SHARE = 0.25  # readings spanning less of the box's angle than this are
 # object (a chair before a table, a thing no box was detected for), not the object: no fix
 MIN_CONSENSUS = 3  # fixes of one object in a chunk from which one that disagrees with the rest is left out ...
 OUTLIER_SIGMAS = 3.0  # ... when farther from their median than this many of its own and their spread's sigmas
+OCCLUDED_SHARE = 0.5  # readings beyond the object's depths that outnumber its own in the box's middle: the
+# near mode may have taken a thing in front of the object (something 0.5 m before the camera inside a bed's
+# box gave a fix 2.8 m short with sigma 0.05 m); its range variance then covers the gap to them
 EDGE_ROW_SHARE = 0.3  # ... in the image's outermost columns in at least this share of the box's rows
 BACK_STRIP_SHARE = 0.2  # the strips just outside a box (either side, above) read for a surface behind the object,
 # as a share of the box's width (sides) and height (above)
@@ -100,6 +109,7 @@ class DepthFix:
     cut: bool = False  # the object goes on beyond the image's left or right border
     bearing_rad: float = 0.0  # the line of sight's angle right of the optical axis: var_z lies along it
     cut_side: int = 0  # +1: it goes on beyond the right border only (its left end is seen), -1: the left only
+    occluded: bool = False  # more of the box's middle lies beyond these readings than on them (OCCLUDED_SHARE)
 
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
@@ -142,6 +152,9 @@ class _Readings:
     cut: bool = False  # the object goes on beyond the image's left or right border
     backs: tuple[np.ndarray, ...] = ()  # per strip around the box (``_backdrop``), (N, 2) optical (x, z) readings
     cut_side: int = 0  # +1: it goes on beyond the right border only, -1: the left only (0: neither or both)
+    beyond_share: float = 0.0  # of the central part's readings in or beyond the object's depths, those beyond
+    beyond_gap_m: float = 0.0  # how far beyond the cluster's median those lie (their median)
+    grown_hi: float | None = None  # the far end of the depth interval before its top seen receding extended it
 
 
 def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: DepthNoise,
@@ -165,6 +178,7 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     keep = valid & ~_flying(central, noise)
     z = central[keep]
     if z.size < max(MIN_POINTS, MIN_VALID_SHARE * central.size):
+        keep = valid
         z = central[valid]  # a thin object may be all edge at this stride: use every reading
         if z.size < max(MIN_POINTS, MIN_VALID_SHARE * central.size):
             return None
@@ -178,14 +192,48 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
         full = _without_floor(full, frows, sy, camera, camera_height_m, noise)
     lo2, hi2 = _grow(full[np.isfinite(full)], lo, hi, noise)
     inside = np.isfinite(full) & (full >= lo2) & (full <= hi2)
-    ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
-    vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
     left, right = _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera, camera_height_m)
     left, right = left or bbox[0] <= BORDER_PX, right or bbox[2] >= camera.width - BORDER_PX
-    cut = left or right
+    cut, grown_hi = left or right, None
     backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), float(np.median(cluster)), noise, camera,
                                      camera_height_m, others)
-    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs, int(right) - int(left))
+    # a cut view's top runs on along the object past the border (no depth there); a small thing's top
+    # is short, and the rows above it are what it stands on, or in front of (a counter's top behind a kettle);
+    # a box reaching above the image's middle row is of a thing as high as the camera: its top is not seen
+    if camera_height_m and not cut and bbox[1] > camera.cy and _box_angle(bbox, camera) * float(np.median(cluster)) >= HULL_MIN_WIDTH_M:
+        far = lo2 + MAX_EXTENT_M
+        wall = _wall_behind(backs, 1.0, 0.0, noise)  # (optical depth, as the readings')
+        if wall is not None:  # the top ends before a wall seen around the box (the wall shows above it)
+            far = min(far, wall - JUMP_M - float(noise.sigma(wall)))
+        top = _top_surface(full, inside, frows, sy, camera, camera_height_m, noise, far)
+        if top.any():  # the object's top seen receding beyond what the depth interval grew over: its far
+            # edge where the columns saw it end (a few rows of the box show it: not all reach the far edge)
+            ends = np.nanmax(np.where(top, full, np.nan)[:, top.any(axis=0)], axis=0)
+            grown_hi, inside, hi2 = hi2, inside | top, max(hi2, float(np.percentile(ends, TOP_END_PERCENTILE)))
+    ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
+    vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
+    share, gap = _beyond(np.where(keep, central, np.nan), crows, sy, camera, camera_height_m, noise, lo2, hi2,
+                         float(np.median(cluster)), backs)
+    return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs, int(right) - int(left), share, gap,
+                     grown_hi)
+
+
+def _beyond(central: np.ndarray, rows: np.ndarray, sy: float, camera: CameraModel, camera_height_m: float | None,
+            noise: DepthNoise, lo: float, hi: float, surface: float, backs: tuple[np.ndarray, ...]) -> tuple[float, float]:
+    """Of the box's central readings (the floor left out) that lie in the object's depth interval
+    [lo, hi] or beyond it, the share beyond, and their median's depth beyond ``surface``. Readings
+    as deep as a wall seen around the box (``_wall_behind``, less a depth jump) are that wall seen
+    through the object (between a chair's slats), not something inside the box behind the readings."""
+    if camera_height_m:
+        central = _without_floor(central, rows, sy, camera, camera_height_m, noise)
+    z = central[np.isfinite(central)]
+    wall = _wall_behind(backs, 1.0, 0.0, noise)
+    back = wall - JUMP_M - 3.0 * float(noise.sigma(wall)) if wall is not None else np.inf
+    far = z[(z > hi) & (z < back)]
+    own = int(((z >= lo) & (z <= hi)).sum())
+    if far.size == 0:
+        return 0.0, 0.0
+    return far.size / float(far.size + own), max(0.0, float(np.median(far)) - surface)
 
 
 def _backdrop(depth: np.ndarray, box: tuple[int, int, int, int], surface: float, noise: DepthNoise,
@@ -359,15 +407,25 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
     sigma = float(noise.sigma(surface))
     n = int(cluster.size)
     # correlated noise (one disparity error moves a whole patch): averaging helps only so much
-    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * behind) ** 2
+    # a far side the top was seen to reach is measured, not guessed: it does not loosen the fix
+    # beyond what the depth interval before that reach made it (a bed's longer fixes, weighted less, left
+    # its centre to the bearings of views from one side: 0.43 -> 2.07 m off)
+    guess = behind if r.grown_hi is None else min(behind, max(0.5 * (r.grown_hi - lo2), BEHIND_WIDTH_SHARE * width / 2.0))
+    var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * guess) ** 2
     var_x = (2.0 * dc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
+    occluded = r.beyond_share > OCCLUDED_SHARE
+    if occluded:
+        # more of the box's middle lies beyond these readings than on them: they may be a thing in
+        # front of the object (the box is drawn around the object), not the object, and the range
+        # is then off by the gap to what lies beyond, with that share's odds (its mean square error)
+        var_z += r.beyond_share * r.beyond_gap_m ** 2
     if r.cut:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
         # (by as much as the widest furniture): both its middle and its depth are loose
         var_x += (0.6 * width) ** 2 + CUT_VAR_M2
         var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
-                    spread, r.cut, bearing, r.cut_side)
+                    spread, r.cut, bearing, r.cut_side, occluded)
 
 
 def _box_angle(bbox: BBox, camera: CameraModel) -> float:
@@ -455,6 +513,64 @@ def _without_floor(region: np.ndarray, rows: np.ndarray, sy: float, camera: Came
     with np.errstate(invalid="ignore"):
         band = FLOOR_BAND_M + FLOOR_SIGMAS * slope * noise.sigma(region)
         out[np.abs(below - camera_height_m) < band] = np.nan
+    return out
+
+
+def _top_surface(full: np.ndarray, inside: np.ndarray, rows: np.ndarray, sy: float, camera: CameraModel,
+                 camera_height_m: float, noise: DepthNoise, far: float) -> np.ndarray:
+    """The readings of ``full`` (rows x columns, top row first) outside ``inside`` that continue the
+    object's top surface away from the camera: a camera above an object sees its top recede, row
+    by row up the image, to its far edge, and there the readings thin out (a row's depth step
+    grows with the square of the range) so the histogram grow stops short (a 2 m bed seen from
+    its foot measured 1 m deep, a sofa seen end-on 0.5 m: the centre sat near the seen face).
+    Per column, from the object's topmost reading upward: readings at its height (within
+    FLOOR_BAND_M plus FLOOR_SIGMAS of the height error their depth noise makes), each farther than the last by at least half the step
+    a level surface there makes between the rows (a wall or the object's back rising at that
+    height stays at one depth) and at most twice it (plus JUMP_M), give or take 3 sigma (one
+    dropout bridged); the first other reading ends it (the floor beyond the far edge, a wall),
+    as does the depth ``far`` (MAX_EXTENT_M from the object's near side, or a wall seen around
+    the box). None of a column where the camera is not TOP_MIN_DROP_M above its top."""
+    out = np.zeros(full.shape, dtype=bool)
+    rows = (np.asarray(rows)[: full.shape[0]] + 0.5) / sy
+    slope = ((rows - camera.cy) / camera.fy)[:, None]  # tan of each row's angle below the axis
+    with np.errstate(invalid="ignore"):
+        height = camera_height_m - slope * full
+    with np.errstate(invalid="ignore"):
+        tol = FLOOR_BAND_M + FLOOR_SIGMAS * np.abs(slope) * noise.sigma(full)
+    first = np.where(inside.any(axis=0), np.argmax(inside, axis=0), -1)  # each column's topmost object row
+    dv = float(np.median(np.diff(rows))) if rows.size > 1 else 1.0
+    cols = np.flatnonzero(first > 0)
+    top = height[first[cols], cols]  # the object's top in each column (where the camera sees it)
+    drop = camera_height_m - top  # how far the camera looks down on it
+    ok = (drop >= TOP_MIN_DROP_M) & (top >= FLOOR_BAND_M)
+    if ok.any():  # columns that see the top itself, not a leg or the floor under it
+        ok &= top >= float(np.percentile(top[ok], TOP_END_PERCENTILE)) - TOP_BAND_M
+    cols, top, drop, first = cols[ok], top[ok], drop[ok], first[cols[ok]]
+    z0 = full[first, cols].astype(float)  # ... and near enough for the rows to resolve it
+    keep = dv * z0 * z0 / (camera.fy * drop) <= TOP_MAX_ROW_STEP_M
+    cols, top, drop, first = cols[keep], top[keep], drop[keep], first[keep]
+    prev, miss = full[first, cols].astype(float), np.zeros(cols.size)
+    alive = np.ones(cols.size, dtype=bool)
+    for i in range(int(first.max(initial=0)) - 1, -1, -1):  # up the image, all columns at once
+        act = alive & (i < first)
+        if not act.any():
+            if not alive.any():
+                break
+            continue
+        z = full[i, cols].astype(float)
+        gone = act & ~np.isfinite(z)
+        miss[gone] += 1
+        alive &= ~(gone & (miss > 1))  # one dropout bridged
+        act &= ~gone
+        with np.errstate(invalid="ignore"):
+            step = (1 + miss) * dv * prev * prev / (camera.fy * drop)
+            rise, sigma = z - prev, 3.0 * noise.sigma(z)
+            on = (np.abs(height[i, cols] - top) < tol[i, cols]) & (z <= far) & \
+                (rise >= 0.5 * step - sigma) & (rise <= 2.0 * step + JUMP_M + sigma)
+        alive &= ~(act & ~on)
+        take = act & on
+        out[i, cols[take]] = ~inside[i, cols[take]]
+        prev[take], miss[take] = z[take], 0
     return out
 
 
@@ -725,7 +841,10 @@ def _before_wall(pts: np.ndarray | None, r: _Readings, fix: DepthFix, noise: Dep
 def _add_measured(acc, m: _Measured, points: bool = True) -> None:
     cut = m.fix.cut
     acc.add_depth(m.xy, m.cov, 0.0 if cut else m.fix.width_m, 0.0 if cut else m.fix.extent_m)
-    if points and m.points is not None:  # the surface it measured, kept across views (geometry: hull extents)
+    # the surface it measured, kept across views (geometry: hull extents); not where a whole view's may be a
+    # thing in front of the object (the extents are a union: one such view would grow them for good; a cut
+    # view's join only near where the whole views put the object, ``_reach_whole``)
+    if points and m.points is not None and not (m.fix.occluded and not cut):
         # cut on one side only, the view still saw the object's end on the other side: the
         # outline's end there (the readings' outermost bearing) is its extreme across that ray
         end = None
