@@ -26,7 +26,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 log = logging.getLogger("vlkng.lexicon")
 
@@ -100,11 +100,14 @@ class Lexicon(Protocol):
         ...
 
     def kind_steps(self, term: str, other: str, depth: int = ANCESTOR_DEPTH, senses: int = ANCESTOR_SENSES,
-                   other_senses: int = MAX_SENSES) -> int | None:
+                   other_senses: int = MAX_SENSES, other_things: bool = False) -> int | None:
         """Fewest steps up the hypernym paths from one of the term's ``senses`` most common senses
         to one of ``other``'s ``other_senses`` ("fern" -> plant, flora: 3; "bolster" -> cushion, a
         soft bag of padding, cushion's third sense: 2), None beyond ``depth`` or when ``other`` in
-        those senses is no kind above the term ("suitcase" is a bag only in bag's rarer senses)."""
+        those senses is no kind above the term ("suitcase" is a bag only in bag's rarer senses).
+        ``other_things``: ``other``'s first ``other_senses`` senses that name a thing
+        (``TANGIBLE_LEXFILES``) count too, however far down its list they come ("display": a show,
+        an exhibit, ... its sixth sense the video display, its second that is a thing)."""
         ...
 
     def defined_as_kind(self, term: str, other: str, depth: int = ANCESTOR_DEPTH,
@@ -139,6 +142,14 @@ class Lexicon(Protocol):
         ..."). A perceiver looking at such a thing sees, and names, that part. Not a cabinet ("with
         doors and shelves and drawers") nor a sideboard ("has shelves and drawers"): a thing of
         several parts is not the one it is seen by."""
+        ...
+
+    def parts_named(self, term: str, modifier: str, head: str) -> tuple[str, ...]:
+        """The names of the term's parts (those WordNet lists for one of its ``ANCESTOR_SENSES``
+        common senses) named like a compound ``modifier head`` the dictionary lacks: the part's
+        name ends in ``head`` and the part is, within ``ANCESTOR_DEPTH`` steps up, a kind of a
+        thing named with ``modifier``. A "worktop" (work top): a counter's countertop, a tabletop,
+        a "work surface"; a table's tabletop too. A perceiver names the whole it sees, not its top."""
         ...
 
     def unsure_link(self, term: str, other: str) -> bool:
@@ -190,7 +201,8 @@ class NoLexicon:
     def ancestors(self, term: str, depth: int = 0, senses: int = 0) -> dict[str, int]:
         return {}
 
-    def kind_steps(self, term: str, other: str, depth: int = 0, senses: int = 0, other_senses: int = 0) -> int | None:
+    def kind_steps(self, term: str, other: str, depth: int = 0, senses: int = 0, other_senses: int = 0,
+                   other_things: bool = False) -> int | None:
         return None
 
     def defined_as_kind(self, term: str, other: str, depth: int = 0, senses: int = 0) -> bool | None:
@@ -204,6 +216,9 @@ class NoLexicon:
 
     def made_with(self, term: str, part: str) -> bool:
         return False
+
+    def parts_named(self, term: str, modifier: str, head: str) -> tuple[str, ...]:
+        return ()
 
     def unsure_link(self, term: str, other: str) -> bool:
         return False
@@ -230,11 +245,14 @@ def is_kind_of(lexicon: Lexicon, term: str, other: str) -> bool:
 def in_common_senses(lexicon: Lexicon, term: str, other: str, depth: int = ANCESTOR_DEPTH,
                      senses: int = ANCESTOR_SENSES) -> bool:
     """Is the term, in one of its ``senses`` most common senses, ``other`` or a kind of it within
-    ``depth`` steps, ``other`` meant in one of its ``MAX_SENSES`` common senses; or is ``other`` a
-    name of the term's first sense, however rare that sense is for ``other`` (a stove is a
-    "range": the kitchen range is range's ninth sense, the stove's first)? Not a word's rare sense
-    reached from another word's: a cushion's "layer, bed" is no bed (``Lexicon.kind_steps``)."""
-    return (lexicon.kind_steps(term, other, depth, senses) is not None
+    ``depth`` steps, ``other`` meant in one of its ``MAX_SENSES`` common senses or of its
+    ``MAX_SENSES`` first senses that name a thing (a thing seen is named in a sense that is one: a
+    "screen" is a "display, video display", display's sixth sense and the second of its that is a
+    thing); or is ``other`` a name of the term's first sense, however rare that sense is for
+    ``other`` (a stove is a "range": the kitchen range is range's ninth sense, the stove's first)?
+    Not a word's rare sense reached from another word's: a cushion's "layer, bed" is no bed, the
+    sixth of bed's eight senses, all of them things (``Lexicon.kind_steps``)."""
+    return (lexicon.kind_steps(term, other, depth, senses, other_things=True) is not None
             or lexicon.kind_steps(term, other, 0, 1, EVERY_SENSE) is not None)
 
 
@@ -285,6 +303,37 @@ def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int =
     # and of one kind a few steps up (a parasol and an umbrella are protective coverings): a
     # telescope, "a magnifier of *images* of *distant* objects", is no television
     return bool(set(lexicon.ancestors(phrase)) & set(lexicon.ancestors(label)))
+
+
+GENUS_LINKS = frozenset(("for", "used", "to", "that", "which", "is", "being"))  # between a definition's genus and
+# the verb saying what is done with the thing ("a bag *for* carrying", "a bag carried by")
+
+
+def one_use_siblings(lexicon: Lexicon, a: str, b: str) -> bool:
+    """Are ``a`` (its commonest sense) and ``b`` (one of its ``ANCESTOR_SENSES`` common senses)
+    kinds of one thing one step up, each defined as that thing and, right after it (past
+    ``GENUS_LINKS``), one verb: what is done with both? A schoolbag is "a bag for *carrying*
+    school books", a backpack "a bag *carried* by a strap on your back": two bags one carries. A
+    duffel bag, "a large cylindrical bag of heavy cloth", says no use after its genus; a
+    suitcase is "a portable rectangular container", a kind of bag in another sense of bag."""
+    def up(term: str, senses: int) -> set[str]:
+        return {k for k, steps in lexicon.ancestors(term, 1, senses).items() if steps == 1}
+
+    heads = {h for k in up(a, 1) & up(b, ANCESTOR_SENSES) for h in kind_heads(k)}
+
+    def uses(term: str, senses: int) -> set[str]:
+        out = set()
+        for gloss in lexicon.glosses(term, senses, things_only=True):
+            toks = GLOSS_WORD.findall(gloss.lower())
+            at = next((i for i, t in enumerate(toks) if definition_word(t) in heads), len(toks))
+            rest = [t for t in toks[at + 1:]]
+            while rest and rest[0] in GENUS_LINKS:
+                rest.pop(0)
+            if rest and rest[0].endswith(("ing", "ed")):
+                out.add(verb_base(lexicon, rest[0]))
+        return out - {""}
+
+    return bool(heads) and bool(uses(a, 1) & uses(b, ANCESTOR_SENSES))
 
 
 def sibling_kinds(lexicon: Lexicon, a: str, b: str) -> bool:
@@ -575,10 +624,13 @@ class WordNetLexicon:
         return out
 
     def kind_steps(self, term: str, other: str, depth: int = ANCESTOR_DEPTH, senses: int = ANCESTOR_SENSES,
-                   other_senses: int = MAX_SENSES) -> int | None:
+                   other_senses: int = MAX_SENSES, other_things: bool = False) -> int | None:
         with self._lock:
             try:
-                targets = set(self.senses(other)[1][:other_senses])
+                theirs = self.senses(other)[1]
+                targets = set(theirs[:other_senses])
+                if other_things:
+                    targets |= set([o for o in theirs if self.synset(o).lexfile in TANGIBLE_LEXFILES][:other_senses])
                 frontier = list(self.senses(term)[1][:senses])
                 for step in range(depth + 1):
                     if targets & set(frontier):
@@ -651,7 +703,10 @@ class WordNetLexicon:
     def made_with(self, term: str, part: str) -> bool:
         return self._pair("with", term, part, self._made_with)
 
-    def _pair(self, kind: str, term: str, other: str, answer: Callable[[str, str], bool]) -> bool:
+    def parts_named(self, term: str, modifier: str, head: str) -> tuple[str, ...]:
+        return self._pair("part", term, f"{modifier} {head}", lambda t, _: self._parts_named(t, modifier, head))
+
+    def _pair(self, kind: str, term: str, other: str, answer: Callable[[str, str], Any]) -> Any:
         """``answer(term, other)``, cached per pair (asked for each label of each candidate)."""
         key = (kind, _lemma_key(term), _lemma_key(other))
         hit = self._pairs.get(key)
@@ -685,12 +740,9 @@ class WordNetLexicon:
                 theirs = set(self.senses(part)[1][:MAX_SENSES])
                 heads = {h for o in theirs for lemma in self.synset(o).lemmas for h in kind_heads(lemma)}
                 for offset in mine:
-                    head, _, gloss = self._data_line(offset).partition(" | ")
-                    f = head.split()
-                    k = 4 + 2 * int(f[3], 16)
-                    parts = {int(f[k + 2 + 4 * i]) for i in range(int(f[k])) if f[k + 1 + 4 * i] == "%p"}
-                    if not parts & theirs:
+                    if not self._parts(offset) & theirs:
                         continue
+                    gloss = self._data_line(offset).partition(" | ")[2]
                     said = WITH_PHRASE.search(gloss.split(";")[0].lower())
                     last = GLOSS_WORD.findall(said.group(1))[-1] if said else ""
                     if last and {definition_word(last), definition_word(self.senses(last)[0])} & heads:
@@ -698,6 +750,30 @@ class WordNetLexicon:
             except (OSError, ValueError, IndexError, KeyError) as e:
                 log.warning("WordNet lookup of %r failed (%s)", term, e)
         return False
+
+    def _parts(self, offset: int) -> set[int]:
+        """The synsets WordNet lists as parts of the one at ``offset`` (its part meronyms, ``%p``)."""
+        f = self._data_line(offset).partition(" | ")[0].split()
+        k = 4 + 2 * int(f[3], 16)
+        return {int(f[k + 2 + 4 * i]) for i in range(int(f[k])) if f[k + 1 + 4 * i] == "%p"}
+
+    def _parts_named(self, term: str, modifier: str, head: str) -> tuple[str, ...]:
+        out: list[str] = []
+        with self._lock:
+            try:
+                for offset in self.senses(term)[1][:ANCESTOR_SENSES]:
+                    for part in self._parts(offset):
+                        if not any(lemma.split()[-1].endswith(head) for lemma in self.synset(part).lemmas):
+                            continue
+                        frontier = [part]
+                        for _ in range(ANCESTOR_DEPTH + 1):
+                            if any(modifier in lemma.split() for o in frontier for lemma in self.synset(o).lemmas):
+                                out += self.synset(part).lemmas  # "countertop": a tabletop, a "work surface"
+                                break
+                            frontier = list(dict.fromkeys(h for o in frontier for h in self.synset(o).hypernyms))
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+        return tuple(dict.fromkeys(out))
 
     def _links(self, offset: int, others: tuple[int, ...] | list[int]) -> bool:
         """Is one of ``others`` the synset at ``offset``, one step above or below it, or a kind of

@@ -124,7 +124,7 @@ import numpy as np
 
 from ..lexicon import (ANCESTOR_SENSES, HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
                        defined_by_verb, defining_objects, handles_what_is_described, in_common_senses, is_kind_of,
-                       names_a_time, opposed, same_purpose, sibling_kinds, usage_words, verb_base)
+                       names_a_time, one_use_siblings, opposed, same_purpose, sibling_kinds, usage_words, verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
 
@@ -246,9 +246,12 @@ READINGS: tuple[Reading, ...] = (
     Reading("other sense", DROPS, lambda r, q, lab: r._other_sense(q.phrase, lab, q.labels), why=(
         "a label with two common senses is read in the one the object's other labels name: a "
         "'notebook' also seen as 'book' is no notebook computer, nor a laptop (``_other_sense``)")),
-    Reading("rare sense", DROPS, lambda r, q, lab: r.lexicon.rare_sense_only(q.phrase, lab), why=(
-        "a label the phrase names only in a rare sense of its own is another thing: a 'stool' is a "
-        "seat, not the toilet of its fourth sense (``Lexicon.rare_sense_only``)")),
+    Reading("rare sense", DROPS, lambda r, q, lab: r.lexicon.rare_sense_only(q.phrase, lab)
+            or r.lexicon.rare_sense_only(lab, q.phrase), why=(
+                "a label the phrase names only in a rare sense of its own is another thing: a 'stool' is a "
+                "seat, not the toilet of its fourth sense; and one that names the phrase only in a rare "
+                "sense of the label's: a thing seen as 'couch' is the sofa (5 tags), not the "
+                "psychiatrist's couch, a bed (0) (``Lexicon.rare_sense_only``)")),
     Reading("unsure link", DROPS, lambda r, q, lab: r._unsure_sense(q.phrase, lab), why=(
         "a label the lexicon links to the phrase only through a sense of the phrase it cannot call the "
         "common one, which the embedder finds less alike than unrelated household things: the kitchen "
@@ -266,7 +269,8 @@ READINGS: tuple[Reading, ...] = (
         "the phrase is defined as its genus with the label, a part WordNet lists (a bookcase, "
         "'furniture with shelves', seen as 'shelf'), or a compound the lexicon lacks shares its "
         "modifier with a label defined as a kind of what the compound's head handles (a 'soap pump', "
-        "a soap dispenser) (``_made_with_part``)")),
+        "a soap dispenser), or names a part of the label the embedder finds alike (a 'worktop', "
+        "work top: a counter's countertop) (``_made_with_part``)")),
     Reading(OTHER_KIND, SETS_ASIDE, lambda r, q, lab: _other_head(q.wanted, words(lab)) or r._modifier_names(q.phrase, lab),
             why=("a compound sharing a word with the label but ending in another head ('coffee machine' "
                  "and a 'coffee table', 'desk drawer' and a 'desk'), or whose modifier alone names the "
@@ -288,10 +292,12 @@ READINGS: tuple[Reading, ...] = (
                 "a kind the dictionary files under the label without calling it one (a candle under "
                 "lamp) is no thing seen as the label, whatever the embedder finds alike (candle / lamp "
                 "0.23 over background: both give light) (``_filed_under``)")),
-    Reading("defined alike", NAMES, lambda r, q, lab: defined_alike(r.lexicon, q.phrase, lab, GLOSS_SENSES),
-            skips=SET_ASIDE, why=(
+    Reading("defined alike", NAMES, lambda r, q, lab: defined_alike(r.lexicon, q.phrase, lab, GLOSS_SENSES)
+            or r._one_use(q.phrase, lab), skips=SET_ASIDE, why=(
                 "the dictionary describes both in the same distinctive words ('handheld collapsible': "
-                "a parasol and an umbrella), whatever genus it gives each (``lexicon.defined_alike``)")),
+                "a parasol and an umbrella), whatever genus it gives each (``lexicon.defined_alike``), "
+                "or as two kinds of one thing for one use, which the embedder finds alike too: a "
+                "schoolbag, 'a bag for carrying', and a backpack, 'a bag carried' (``_one_use``)")),
     Reading("parts match", NAMES, lambda r, q, lab: r._parts_match(q.phrase, lab), skips=(SIBLING,), why=(
         "a two-word compound the lexicon lacks and a two-word label, read by their parts: 'media "
         "console' is a 'tv stand', a 'shoe shelf' a 'shoe rack' (``_parts_match``); it reads the "
@@ -478,13 +484,21 @@ class FoundRule:
         bookcase, "furniture with shelves", seen as "shelf"; the label's head for a compound label),
         or a two-word compound the lexicon lacks shares its modifier with a two-word label whose
         definition describes it as a kind of what the compound's head handles
-        (``lexicon.handles_what_is_described``: a "soap pump", a soap dispenser)?"""
+        (``lexicon.handles_what_is_described``: a "soap pump", a soap dispenser), or a two-word
+        compound the lexicon lacks names a part of the label (``Lexicon.parts_named``) the embedder
+        finds alike too (a "work top": a counter's countertop; not a table's tabletop, -0.14)?"""
         lw, pw = words(label), words(phrase)
         if lw and any(self.lexicon.made_with(phrase, name) for name in dict.fromkeys((label, lw[-1]))):
             return True
-        # "soap pump", a soap dispenser: "dispenser of *liquid* soap", a pump "moves *fluid*"
-        return (len(pw) == len(lw) == 2 and pw[0] == lw[0] and pw[1] != lw[1] and self.lexicon.names_a_thing(phrase) is None
-                and handles_what_is_described(self.lexicon, pw[1], label, pw[0]))
+        if (len(pw) == len(lw) == 2 and pw[0] == lw[0] and pw[1] != lw[1] and self.lexicon.names_a_thing(phrase) is None
+                and handles_what_is_described(self.lexicon, pw[1], label, pw[0])):
+            return True  # "soap pump", a soap dispenser: "dispenser of *liquid* soap", a pump "moves *fluid*"
+        if len(pw) == 2 and lw and not set(pw) & set(lw) and self.lexicon.names_a_thing(phrase) is None:
+            whole = label if self.lexicon.names_a_thing(label) is not None else lw[-1]  # "kitchen counter": a counter
+            # a "worktop" (work top) is a counter: its countertop is a "work surface" (0.07 over
+            # background; a table's tabletop -0.14)
+            return any(self._stands_out(phrase, part) > 0.0 for part in self.lexicon.parts_named(whole, pw[0], pw[1]))
+        return False
 
     def _unsure_sense(self, phrase: str, label: str) -> bool:
         """Does the lexicon link the label to the phrase only through a sense of the phrase it cannot
@@ -493,6 +507,15 @@ class FoundRule:
         unrelated household things (``_stands_out`` below 0)? Neither source then says that sense is
         meant, and a robot sent to a shelf 13 m away for the kitchen hob is sent to the wrong thing."""
         return self.lexicon.unsure_link(phrase, label) and self._stands_out(phrase, label) < 0.0
+
+    def _one_use(self, phrase: str, label: str) -> bool:
+        """Two kinds of one thing defined for one use (``lexicon.one_use_siblings``: a schoolbag, "a
+        bag for *carrying* school books", and a backpack, "a bag *carried* by a strap") that the
+        embedder, too, finds more alike than either is to unrelated household things
+        (``_stands_out`` above 0: schoolbag / backpack 0.16). Neither source alone: siblings of
+        one use the embedder does not relate are other things (a dining table and a coffee table
+        are set aside as siblings before this)."""
+        return one_use_siblings(self.lexicon, phrase, label) and self._stands_out(phrase, label) > 0.0
 
     def _heads_match(self, wanted: list[str], label: str) -> float:
         """A compound against a label with another head: its head against the label's. When the
