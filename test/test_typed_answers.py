@@ -38,6 +38,8 @@ def ask(engine, q, **kw):
     ("How many mugs did you see in the kitchen?", "count", {"subject": "mugs", "place": "kitchen"}),
     ("In which room does this home have exercise equipment?", "room", {"subject": "exercise equipment"}),
     ("Which room is the bed in?", "room", {"subject": "bed"}),
+    ("Which room was I in when I first noticed the waste basket?", "room", {"subject": "waste basket"}),
+    ("Which room were we in when we passed the red sofa?", "room", {"subject": "red sofa"}),
     ("Did you see a fire extinguisher?", "existence", {"subject": "fire extinguisher"}),
     ("Is there a mug on the table?", "existence", {"subject": "mug", "scope_predicate": "on", "scope_ref": "table"}),
     ("What colour was the sofa?", "attribute", {"subject": "sofa", "attribute": "color"}),

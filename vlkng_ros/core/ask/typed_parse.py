@@ -213,6 +213,10 @@ def classify(question: str, known_places: set[str] = frozenset()) -> TypedQuesti
         rest = re.sub(r"^(?:(?:this|the)?\s*(?:home|house|building|apartment|flat|office)\s+)?(?:have|has|contain|contains|hold|holds|"
                       r"see|saw|find|found|notice|noticed)\s+", "", rest)
         rest = re.sub(r"^(?:you|i|we)\s+(?:see|saw|find|found|notice|noticed|keep|put)\s+", "", rest)
+        # "which room was I in when I first noticed the waste basket": the thing is the one seen
+        rest = re.sub(r"^(?:you|i|we)\s+(?:in|at)\s+(?:when|as|while)\s+(?:you|i|we)\s+(?:(?:first|last|most recently)\s+)?"
+                      r"(?:see|saw|seen|notice|noticed|pass|passed|spot|spotted|find|found|come across|came across|"
+                      r"encounter|encountered|walked past|walk past)\s+", "", rest)
         rest = re.sub(r"\s+(?:in|located|kept|found|seen|placed)$", "", rest)
         if rest and not NOT_A_THING.search(rest):
             return TypedQuestion(ROOM, subject=_clean(rest))
