@@ -688,6 +688,32 @@ def test_choosing_an_instance_finds_no_other_kind(instance_memory, question):
         _assert_found(instance_memory, question, "o-black-shelf")
 
 
+# a white shelf seen white in four chunks of five, called a bookcase or a bookshelf in two; and a
+# brown shelf 4 m away, always called a shelf, seen brown twice and white once (one view's light)
+rival_memory = _memory_fixture("rival", [
+    {"id": "o-white", "label": "shelf", "description": "a large white metal shelf", "attributes": {"color": "white"},
+     "labels_seen": ["shelf", "bookcase", "bookshelf"], "label_votes": {"shelf": 3, "bookcase": 1, "bookshelf": 1},
+     "attribute_votes": {"color": {"white": 4, "black": 1}}, "affordances": ["store books on", "put things on"],
+     "position": (0.9, 2.9), "seen": list(range(1, 23))},
+    {"id": "o-brown", "label": "shelf", "description": "a large brown metal shelf", "attributes": {"color": "brown"},
+     "label_votes": {"shelf": 3}, "attribute_votes": {"color": {"brown": 2, "white": 1}},
+     "affordances": ["store books on", "put things on"], "position": (5.1, 2.7), "seen": list(range(30, 44))},
+])
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where did we pass the white shelf?", "o-white"),
+    ("Take me to the white shelf.", "o-white"),
+    ("Where did we pass the brown shelf?", "o-brown"),
+    ("Where did we pass the shelf?", "o-brown"),  # no colour asked: the one called a shelf most often
+])
+def test_a_thing_seen_mostly_in_the_asked_colour_beats_one_seen_so_once(rival_memory, question, expected):
+    """On a generated tour "the white shelf" sent the robot 4.2 m to the brown shelf: it was seen
+    white once (a rival colour, so not "seen otherwise") and always called a shelf, so it led the
+    white one, called a bookcase or bookshelf in two of its five chunks."""
+    _assert_found(rival_memory, question, expected)
+
+
 # a blue mug seen often and well placed, and a yellow one 1.3 m from it: close enough to pool as one
 neighbour_memory = _memory_fixture("neighbour", [
     {"id": "o-blue", "label": "mug", "description": "a small blue ceramic mug", "attributes": {"color": "blue"},

@@ -1383,6 +1383,24 @@ def _seen_otherwise(node, pq: "ParsedQuery") -> bool:
     return False
 
 
+def asked_rank(node, pq: "ParsedQuery", room: str | None = None) -> int:
+    """How far the object is from the colour, material and kind of place the question names: 0
+    seen so, each asked value among the ones perception gave it most (its remembered one, or one
+    voted as often); 1 seen so, but an asked value only as a rival (``_seen_as``: a brown shelf
+    once seen white under one view's light); 2 seen otherwise or elsewhere (``_not_as_asked``).
+    "The white shelf": a shelf seen white in four chunks of five is it before one seen brown
+    twice and white once, however often each was called a shelf."""
+    if _not_as_asked(node, pq, room):
+        return 2
+    for kind, read in (("color", _colours), ("material", _materials)):
+        asked = read(" ".join(pq.attributes))
+        votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+        top = max(votes.values(), default=0)
+        if asked and top and not asked & {v for value, k in votes.items() if k >= top for v in read(value)}:
+            return 1
+    return 0
+
+
 def _elsewhere(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     """The place half of ``_not_as_asked``: the question names a kind of place and the object is
     in another one."""
