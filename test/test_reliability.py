@@ -679,6 +679,15 @@ def test_the_asked_colour_chooses_among_instances_of_a_kind(instance_memory, que
     _assert_found(instance_memory, question, expected)
 
 
+@pytest.mark.parametrize("question", ["Where was I when I first saw the white shelving unit?",
+                                      "Take me to the white shelving unit."])
+def test_a_noun_phrase_whose_first_word_reads_as_a_verb_names_a_thing(instance_memory, question):
+    """"shelving" is no word the lexicon knows, but "shelve" is a verb: "the white shelving unit"
+    was read as the activity "shelve unit", nothing served it, and a generated tour's question
+    about the white shelf got no goal. Written after "the" it is a thing, found by its name."""
+    _assert_found(instance_memory, question, "o-white-shelf")
+
+
 @pytest.mark.parametrize("question", ["Where is the white piano?", "Where is the yellow bookcase in the garage?"])
 def test_choosing_an_instance_finds_no_other_kind(instance_memory, question):
     """The colour picks an instance of what was found; with no piano, no white thing becomes one."""
