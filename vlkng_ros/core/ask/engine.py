@@ -22,8 +22,7 @@ from .answer import (FrameScore, evidence, goal_target, most_called_first,
                      llm_answer, prefer_by_time, rank_frames, render_prompt, shown_first, visit_first)
 from .baselines import Corpus, chunk_corpus, embedding_scan, full_corpus, lexical_scan
 from .ger import Retriever
-from .found import FoundRule, decide_found
-from .found import _not_as_asked as not_as_asked
+from .found import FoundRule, asked_rank, decide_found
 from .graph_retrieval import BEYOND_SAID, BEYOND_TIE, UNWALKED, LabelIndex, Subgraph, TourIndex, relevance_floor
 from .options import OptionContext, choose, parse_options
 from .query import ParsedQuery, decompose, validate_question
@@ -144,9 +143,10 @@ class AskEngine:
         beyond = self._beyond(unentered, sub)
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
-        if pq.target:  # of two things called the asked name, the one called so most often leads
+        if pq.target:  # of two things called the asked name, the one called so most often leads, among
+            # those seen as asked alike (mostly in the asked colour before once in it)
             targets = most_called_first(sub, targets, pq.target,
-                                        lambda o: not_as_asked(sub.objects[o], pq, sub.rooms.get(o)))
+                                        lambda o: asked_rank(sub.objects[o], pq, sub.rooms.get(o)))
         for oid in targets:  # the found rule may keep a named thing the fused retrieval ranked low
             sub.relevance[oid] = max(sub.relevance.get(oid, 0.0), floor)
         found = bool(targets)

@@ -380,13 +380,7 @@ class FoundRule:
         """The question names a thing to find (not an activity, not "what is on the counter")."""
         if not pq.target:
             return False
-        modifiers = "".join(rf"(?:{re.escape(a.lower())}\s+)?" for a in pq.attributes)
-        if re.search(rf"\b(?:{'|'.join(DETERMINERS)})\s+{modifiers}{re.escape(pq.target.lower())}\b",
-                     (pq.text or "").lower()):
-            return True  # "the low table", "my potted plant", "the pink scatter cushion" (its colour,
-            # material, size words between): a noun phrase, whatever its first word could also
-            # be ("low", "pot", "scatter" are verbs too)
-        if _determined_head(pq):
+        if _written_as_noun(pq):
             return True
         known = self.lexicon.names_a_thing(pq.target)
         if known is None:  # a phrase the lexicon does not know: an activity when it starts with a verb
@@ -1197,7 +1191,8 @@ class FoundRule:
         For an activity every target kept by ``_candidates`` serves it: 1.0. After a light verb
         ("have a bath", "have a meal") the thing is looked for by name first (the bathtub), and
         only when nothing seen is it, among what is defined for it (the table)."""
-        target = self.activity_form(pq.target)
+        target = pq.target if _written_as_noun(pq) else self.activity_form(pq.target)  # "the white shelving
+        # unit" is a thing however its first word reads as a verb ("shelve unit" is no activity)
         if target != pq.target:
             pq = replace(pq, target=target)
         pw = words(pq.target)
@@ -1383,6 +1378,24 @@ def _seen_otherwise(node, pq: "ParsedQuery") -> bool:
     return False
 
 
+def asked_rank(node, pq: "ParsedQuery", room: str | None = None) -> int:
+    """How far the object is from the colour, material and kind of place the question names: 0
+    seen so, each asked value among the ones perception gave it most (its remembered one, or one
+    voted as often); 1 seen so, but an asked value only as a rival (``_seen_as``: a brown shelf
+    once seen white under one view's light); 2 seen otherwise or elsewhere (``_not_as_asked``).
+    "The white shelf": a shelf seen white in four chunks of five is it before one seen brown
+    twice and white once, however often each was called a shelf."""
+    if _not_as_asked(node, pq, room):
+        return 2
+    for kind, read in (("color", _colours), ("material", _materials)):
+        asked = read(" ".join(pq.attributes))
+        votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+        top = max(votes.values(), default=0)
+        if asked and top and not asked & {v for value, k in votes.items() if k >= top for v in read(value)}:
+            return 1
+    return 0
+
+
 def _elsewhere(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     """The place half of ``_not_as_asked``: the question names a kind of place and the object is
     in another one."""
@@ -1438,6 +1451,18 @@ def _as_asked_siblings(sub: "Subgraph", pq: "ParsedQuery", found: list[str]) -> 
 def _sibling(phrase: list[str], label: list[str]) -> bool:
     """A compound phrase and a compound label with one head noun and other modifiers."""
     return len(phrase) > 1 and len(label) > 1 and phrase[-1] == label[-1] and phrase != label
+
+
+def _written_as_noun(pq: "ParsedQuery") -> bool:
+    """Does the question write its target as a noun phrase: a determiner before it, with only the
+    asked colour, material or size words between ("the low table", "my potted plant", "the pink
+    scatter cushion", "the white shelving unit"), or before its first word (``_determined_head``)?
+    Then it names a thing, whatever its first word could also be ("low", "pot", "scatter" and
+    "shelving" are verb forms too)."""
+    modifiers = "".join(rf"(?:{re.escape(a.lower())}\s+)?" for a in pq.attributes)
+    return bool(pq.target) and (re.search(
+        rf"\b(?:{'|'.join(DETERMINERS)})\s+{modifiers}{re.escape(pq.target.lower())}\b", (pq.text or "").lower())
+        is not None or _determined_head(pq))
 
 
 def _determined_head(pq: "ParsedQuery") -> bool:
