@@ -394,3 +394,40 @@ def test_capture_keeps_the_last_view_when_the_stream_ends(ros, memory, how):
         assert not np.any([shows_red(decode_image(memory.frames.get(k.image_ref))) for k in kfs[:2]])
     finally:
         node.destroy_node()
+
+
+def test_ctrl_c_between_an_executors_check_and_its_wait_is_a_clean_stop():
+    """Ctrl-C shuts the context down while an executor is between its "context ok?" check and
+    building its next wait set; rclpy then raises RCLError ("the given context is not valid"). The
+    suite's spin loop must take that as the stop asked for (the launch test saw `vlkng_suite` exit
+    1 with that traceback on a loaded machine), and still raise a fault while the context lives."""
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+
+    from vlkng_ros.nodes.common import spin_until_shutdown
+
+    class Racing(SingleThreadedExecutor):
+        def __init__(self, context, shut: bool) -> None:
+            super().__init__(context=context)
+            self.shut = shut
+
+        def spin(self) -> None:
+            if self.shut:
+                self.context.try_shutdown()  # the signal handler, just after the check
+                self.spin_once(timeout_sec=0.01)
+            else:
+                raise RuntimeError("a fault in a callback")
+
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    node = Node("vlkng_race_probe", context=ctx)
+    try:
+        with pytest.raises(RuntimeError, match="a fault"):
+            spin_until_shutdown(Racing(ctx, shut=False))
+        racing = Racing(ctx, shut=True)
+        racing.add_node(node)
+        spin_until_shutdown(racing)  # returns: no RCLError
+        assert not ctx.ok()
+    finally:
+        node.destroy_node()
+        ctx.try_shutdown()

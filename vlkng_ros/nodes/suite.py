@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from ..core.config import load_config
@@ -20,7 +20,7 @@ from ..core.perception.base import Perceiver
 from .ask_server import AskServerNode
 from .capture import CaptureNode
 from .chunk_builder import ChunkBuilderNode
-from .common import autostart
+from .common import autostart, spin_until_shutdown
 from .merger import MergerNode
 from .navigator import NavigatorNode
 
@@ -108,27 +108,21 @@ class SuiteExecutors:
             self.main.add_node(node)
         self._threads: list[threading.Thread] = []
 
-    def _spin(self, executor: Any) -> None:
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-
     def start(self) -> "SuiteExecutors":
         """Spin both in background threads."""
         for executor, name in ((self.capture, "vlkng_capture_executor"), (self.main, "vlkng_executor")):
-            thread = threading.Thread(target=self._spin, args=(executor,), name=name, daemon=True)
+            thread = threading.Thread(target=spin_until_shutdown, args=(executor,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
         return self
 
     def spin(self) -> None:
         """Spin the capture executor in a thread and the rest in this one until shutdown."""
-        thread = threading.Thread(target=self._spin, args=(self.capture,), name="vlkng_capture_executor",
+        thread = threading.Thread(target=spin_until_shutdown, args=(self.capture,), name="vlkng_capture_executor",
                                   daemon=True)
         thread.start()
         self._threads.append(thread)
-        self._spin(self.main)
+        spin_until_shutdown(self.main)
 
     def shutdown(self) -> None:
         for executor in (self.main, self.capture):
