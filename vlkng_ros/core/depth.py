@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .geometry import BORDER_PX, HULL_MIN_WIDTH_M, HULL_PERCENTILE
+from .geometry import BORDER_PX, HULL_MIN_WIDTH_M, HULL_NOISE_SIGMAS, HULL_PERCENTILE
 from .model import BBox, CameraModel, Pose
 
 CENTRAL_SHARE = 0.6  # the middle share of the box's width and height used for the range
@@ -384,7 +384,12 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         return None
     # seen from above or at an angle, the readings reach from the object's near side to its far
     # side; face on, only its front shows, and its depth is taken as half its width
-    behind = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, BEHIND_WIDTH_SHARE * width / 2.0))
+    # what the readings span less the noise's own spread (its 2nd-98th percentile either end: far
+    # off, sigma 0.2-0.3 m, the interval grew a metre over a 0.4 m deep sideboard); a far end where
+    # its top was seen to end (``_top_surface``) is the object's edge, not the noise's tail
+    ends = 1.0 if r.grown_hi is not None else 2.0
+    seen = max(0.0, spread - ends * HULL_NOISE_SIGMAS * float(noise.sigma(surface)))
+    behind = min(MAX_EXTENT_M / 2.0, max(0.5 * seen, BEHIND_WIDTH_SHARE * width / 2.0))
     front = near
     if zs.size >= MIN_POINTS:
         # the outline's two ends (the readings at the smallest and largest bearing): seen at an
@@ -398,7 +403,7 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         if wall is not None and JUMP_M + float(noise.sigma(front)) < wall - front < 2.0 * behind:
             # a wall the object stands against shows around it: its far side reaches no farther
             # (the face-on guess, a share of the width, put a shallow shelf's centre beyond it)
-            behind = max(0.5 * spread, 0.5 * (wall - front), 0.5 * float(noise.sigma(front)))
+            behind = max(0.5 * seen, 0.5 * (wall - front), 0.5 * float(noise.sigma(front)))
     extent = 2.0 * behind
     # the centre back in the optical frame
     dc = front + behind
