@@ -741,3 +741,22 @@ def test_a_shallow_object_seen_from_afar_is_not_deepened_by_the_depth_noise():
         assert abs(xy[1]) < 0.15 and abs(xy[0]) < 0.1
     near = _sideboard_seen_from_afar([2.5, 3.0])  # the noise is millimetres: as before (the face-on guess)
     assert 0.1 < near[1] < 0.3
+
+
+def test_a_far_fix_is_no_surer_of_the_depth_it_cannot_see_than_its_whole_span_makes_it():
+    """A 0.5 m wide, 1.2 m long block seen end on from 6.5 m: only its end face shows, and its
+    readings span 1.7 m, nearly all of it noise (sigma 0.26 m). The centre is put from what is left
+    once the noise's spread is taken out (0.4 m short: its length is unseen), but the fix's range
+    variance keeps the guess the whole span leaves open: trimmed, it shrank to 0.17 m (sigma) and
+    the error lay beyond 2 sigma in every noise draw (fresh varied big objects within 2 sigma 0.90 -> 0.80)."""
+    noise = dp.DepthNoise()
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        z, box = _render_box((0.0, -6.5), math.pi / 2, (0.0, 0.0), (0.25, 0.6), 0.9, wall=9.0)
+        z = (z + rng.normal(0.0, 1.0, z.shape) * noise.sigma(z)).astype(np.float32)
+        z[z > noise.max_m] = np.nan
+        fix = dp.object_depth(z, box, CAM, noise)
+        assert fix is not None and -0.6 < fix.z_m - 6.5 < -0.2  # short by the unseen length
+        assert abs(fix.z_m - 6.5) <= 2.0 * math.sqrt(fix.var_z)
+        # ... and no surer than the half span's guess (BEHIND_SIGMA_SHARE of it) alone
+        assert fix.var_z >= (dp.BEHIND_SIGMA_SHARE * 0.5 * fix.spread_m) ** 2
