@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .geometry import BORDER_PX, HULL_MIN_WIDTH_M, HULL_PERCENTILE
+from .geometry import BORDER_PX, HULL_MIN_WIDTH_M, HULL_NOISE_SIGMAS, HULL_PERCENTILE
 from .model import BBox, CameraModel, Pose
 
 CENTRAL_SHARE = 0.6  # the middle share of the box's width and height used for the range
@@ -384,7 +384,17 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         return None
     # seen from above or at an angle, the readings reach from the object's near side to its far
     # side; face on, only its front shows, and its depth is taken as half its width
-    behind = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, BEHIND_WIDTH_SHARE * width / 2.0))
+    # what the readings span less the noise's own spread (its 2nd-98th percentile either end: far
+    # off, sigma 0.2-0.3 m, the interval grew a metre over a 0.4 m deep sideboard); a far end where
+    # its top was seen to end (``_top_surface``) is the object's edge, not the noise's tail
+    ends = 1.0 if r.grown_hi is not None else 2.0
+    seen = max(0.0, spread - ends * HULL_NOISE_SIGMAS * float(noise.sigma(surface)))
+    face_on = BEHIND_WIDTH_SHARE * width / 2.0
+    behind = min(MAX_EXTENT_M / 2.0, max(0.5 * seen, face_on))
+    # ... but the noise hides where the object ends as much as it did: the variance's guess at the
+    # unseen half keeps the whole span (trimmed, far fixes grew surer while their objects' depth was
+    # no better known: fresh varied big objects within 2 sigma 0.90 -> 0.80; variedvar)
+    loose = min(MAX_EXTENT_M / 2.0, max(0.5 * spread, face_on))
     front = near
     if zs.size >= MIN_POINTS:
         # the outline's two ends (the readings at the smallest and largest bearing): seen at an
@@ -394,11 +404,16 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         mid_x, mid_z = _outline_mid(ls, ds)
         if mid_z - front > behind:
             behind, x_mid = min(MAX_EXTENT_M / 2.0, mid_z - front), mid_x
+        loose = max(loose, min(MAX_EXTENT_M / 2.0, mid_z - front))
         wall = _wall_behind(r.backs, cb, sb, noise)
-        if wall is not None and JUMP_M + float(noise.sigma(front)) < wall - front < 2.0 * behind:
+        if wall is not None:
             # a wall the object stands against shows around it: its far side reaches no farther
             # (the face-on guess, a share of the width, put a shallow shelf's centre beyond it)
-            behind = max(0.5 * spread, 0.5 * (wall - front), 0.5 * float(noise.sigma(front)))
+            gap, wall_sigma = wall - front, float(noise.sigma(front))
+            if JUMP_M + wall_sigma < gap < 2.0 * behind:
+                behind = max(0.5 * seen, 0.5 * gap, 0.5 * wall_sigma)
+            if JUMP_M + wall_sigma < gap < 2.0 * loose:
+                loose = max(0.5 * spread, 0.5 * gap, 0.5 * wall_sigma)
     extent = 2.0 * behind
     # the centre back in the optical frame
     dc = front + behind
@@ -410,7 +425,7 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
     # a far side the top was seen to reach is measured, not guessed: it does not loosen the fix
     # beyond what the depth interval before that reach made it (a bed's longer fixes, weighted less, left
     # its centre to the bearings of views from one side: 0.43 -> 2.07 m off)
-    guess = behind if r.grown_hi is None else min(behind, max(0.5 * (r.grown_hi - lo2), BEHIND_WIDTH_SHARE * width / 2.0))
+    guess = loose if r.grown_hi is None else min(loose, max(0.5 * (r.grown_hi - lo2), face_on))
     var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * guess) ** 2
     var_x = (2.0 * dc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
     occluded = r.beyond_share > OCCLUDED_SHARE
@@ -423,7 +438,7 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
         # cut by the image border: the object goes on beyond it, its middle is not the box's
         # (by as much as the widest furniture): both its middle and its depth are loose
         var_x += (0.6 * width) ** 2 + CUT_VAR_M2
-        var_z += (0.5 * behind) ** 2 + CUT_VAR_M2
+        var_z += (0.5 * loose) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
                     spread, r.cut, bearing, r.cut_side, occluded)
 
