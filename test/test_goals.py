@@ -412,61 +412,6 @@ def test_the_back_of_a_chair_no_camera_saw_keeps_the_robot_off():
     assert not _disc_clear(near, chair, 0.25, 0.25, 0.0)  # the measured half alone: beside its back
 
 
-def test_things_placed_beside_the_object_keep_the_goal_off_though_its_views_read_nothing_there():
-    """A book on a low table seen from 3.5 m south: its view's readings hold the book, not the
-    0.4 x 0.4 m plant beside it (seen from elsewhere, or beyond the range depth reads obstacles at:
-    a cushion seen from 5 m), so nothing the view read keeps the robot off the plant, and the goal
-    stood on it. The plant's footprint, measured when it was placed, does; and a second and a
-    third plant where the goal went next each move it again, within reach, facing the book."""
-    book = (0.0, 0.0)
-    cam = _facing((0.0, -3.5), book)
-    readings = _box_points(book, 0.1, 0.1)
-    view = View(cam, 0.2, 3.4, readings)
-    own = (_hull(readings, cam.yaw),)
-    goal = standoff_goal(book, 0.15, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=own)
-    plants: list[tuple[float, float]] = []
-    for _ in range(3):
-        d = math.dist((goal.x, goal.y), book)
-        plants.append((goal.x * (d + 0.15) / d, goal.y * (d + 0.15) / d))  # where the goal stands
-        assert not _disc_clear(goal, plants[-1], 0.2, 0.2, 0.0)
-        beside = tuple(_hull(_box_points(p, 0.2, 0.2), cam.yaw) for p in plants)
-        goal = standoff_goal(book, 0.15, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=own, neighbours=beside)
-        assert all(_disc_clear(goal, p, 0.2, 0.2, 0.0) for p in plants), (goal, plants)
-        assert math.dist((goal.x, goal.y), book) <= 1.5 and _faces(goal, book)
-
-
-def test_the_footprints_beside_an_object_are_those_of_other_things_it_does_not_stand_in():
-    """``neighbour_footprints``: the plant beside the book counts; the table the book lies on (it
-    holds the book's centre: the book's own footprints keep the goal off it), a node whose sightings
-    of two things 4 m apart joined (no object is that large), the book itself and anything placed
-    without depth (no footprint) do not."""
-    from types import SimpleNamespace
-
-    from vlkng_ros.core.goals import neighbour_footprints
-    from vlkng_ros.core.model import ObjectNode
-
-    def node(oid, centre, half_x, half_y):
-        acc = RayAccumulator()
-        acc.add_depth(centre, 0.05 * np.eye(2), 2 * half_x, 2 * half_y)
-        acc.add_points(_box_points(centre, half_x, half_y), math.pi / 2)
-        return ObjectNode(oid, oid, position=centre, ray_stats=acc.to_list())
-
-    book = node("book", (0.0, 0.0), 0.1, 0.07)
-    nodes = [book, node("plant", (0.6, 0.0), 0.2, 0.2), node("table", (0.1, 0.0), 0.4, 0.25),
-             node("joined", (2.0, 1.0), 2.0, 0.2), ObjectNode("bare", "bare", position=(0.0, 0.5), ray_stats=[])]
-    asked = []
-
-    def objects_near(x, y, radius, limit=50):
-        asked.append(radius)
-        return [n for n in nodes if math.dist(n.position, (x, y)) <= radius][:limit]
-
-    memory = SimpleNamespace(graph=SimpleNamespace(objects_near=objects_near))
-    got = neighbour_footprints(memory, book, 1.85)
-    assert len(got) == 1 and got[0].gap(np.array([[0.6, 0.0]]))[0] < 0.0  # the plant's
-    assert asked[0] >= 1.85  # a footprint may reach into reach from a centre beyond it
-    assert neighbour_footprints(memory, ObjectNode("x", "x"), 1.85) == ()  # no position: none
-
-
 def test_without_depth_footprints_change_nothing():
     """A memory without depth keeps no surface points (no ``Footprint``) and no obstacle readings:
     the goal is what it always was, footprints or not."""

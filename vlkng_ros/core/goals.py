@@ -38,8 +38,6 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   seen face lies before it, and the disc keeps off that too (``Footprint.hidden``: a chair's back);
   the footprint of what the object rests on (``answer.supports_of``: the sofa under a cushion)
   makes a line goal whose centre lies on it blocked (its top is read too sparsely to block it);
-  the measured footprints of the other things around it (``neighbour_footprints``) keep the
-  robot's disc off them where its own views read nothing (a plant beside a cushion seen from 5 m);
 - clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
   to see and reach the object (``ask.goal_max_from_object_m`` from its centre); where every clear
   candidate lies beyond that, the line's blocked stand-off within it is sent (the planner stops
@@ -197,8 +195,7 @@ def along_half_extent(obj_xy: tuple[float, float], views: list[View], approach_r
 
 def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose] | list[View],
                   robot_radius_m: float, clearance_m: float, frame_id: str = "map",
-                  max_from_object_m: float = math.inf, footprints: tuple[Footprint, ...] = (),
-                  neighbours: tuple[Footprint, ...] = ()) -> Pose:
+                  max_from_object_m: float = math.inf, footprints: tuple[Footprint, ...] = ()) -> Pose:
     """A free-space pose facing the object, on the line from its centre toward one of ``views``
     (poses, or ``View`` with what each measured), ``robot radius + clearance`` off the object's
     near side along that line (module docstring; ``radius_m``, its largest half extent, where
@@ -211,10 +208,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     enough to see and reach the object; the planner stops short), clear ones beyond it, the rest.
     ``footprints`` (depth: the object's own and what it rests on, ``Footprint``): a candidate is
     clear only where the robot's disc clears them too, and where depth saw what stood around, the
-    candidates all round the object (``ring_goal``) join in. ``neighbours`` (depth: the footprints
-    of the other things its views showed, ``neighbour_footprints``): a candidate is clear only where
-    the robot's disc keeps OBSTACLE_MARGIN_M off them too, though no reading of this object's views
-    lies there (beyond the range depth reads obstacles at: a cushion seen from 5 m)."""
+    candidates all round the object (``ring_goal``) join in."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
     margin = robot_radius_m + clearance_m
@@ -244,8 +238,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
                 cands += [(w, ft, True) for w, ft in fan_standoff(
                     (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, body)]
         for (ux, uy), t, clear in cands:
-            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t)) and _disc_clear_of(
-                neighbours, (ox + ux * t, oy + uy * t), body)
+            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t))
             if clear:
                 nearest_clear = min(nearest_clear, t)
             key = (goal_rank(t, clear, max_from_object_m), t, abs(d - s))
@@ -254,8 +247,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     if obstacles is not None and footprints:
         reach = max_from_object_m if math.isfinite(max_from_object_m) else max(
             (math.hypot(v.pose.x - ox, v.pose.y - oy) for v in vs), default=0.0)
-        ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body, reach,
-                         neighbours)
+        ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body, reach)
         if ring is not None:
             (ux, uy), t = ring
             key = (goal_rank(t, True, max_from_object_m), t, math.inf)
@@ -267,12 +259,6 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
 
 
-def _disc_clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float], clearance_m: float) -> bool:
-    """A disc of ``clearance_m`` about ``xy`` lies outside every footprint (``Footprint.gap``)."""
-    p = np.array([xy], dtype=float)
-    return all(float(f.gap(p)[0]) >= clearance_m for f in footprints)
-
-
 def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float]) -> bool:
     """``xy`` lies outside every footprint (the readings around keep the robot's disc off its edges)."""
     p = np.array([xy], dtype=float)
@@ -280,14 +266,12 @@ def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float]) -> boo
 
 
 def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
-              obstacles: np.ndarray, clearance_m: float, reach_m: float,
-              neighbours: tuple[Footprint, ...] = ()) -> tuple[tuple[float, float], float] | None:
+              obstacles: np.ndarray, clearance_m: float, reach_m: float) -> tuple[tuple[float, float], float] | None:
     """The nearest candidate goal all round the object: on directions every RING_DEG from its
     centre, stand-offs STEP_M apart up to ``reach_m``, outside every footprint (from where each
     direction leaves them: ``Footprint.standoff``, so a bed's long side gives a goal half its
     width off, not one off its end), the robot's disc (``clearance_m``) clear of what depth saw (as
-    ``clear_standoff``) and of the ``neighbours``' footprints, and SEEN free by one of ``cameras``
-    (depth views; as ``fan_standoff``).
+    ``clear_standoff``), and SEEN free by one of ``cameras`` (depth views; as ``fan_standoff``).
     (direction, stand-off), or None. Checked nearest first, RING_CHUNK at a time: the first one
     that passes ends it."""
     o = np.asarray(obj_xy, dtype=float)
@@ -305,7 +289,7 @@ def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tupl
     order = np.argsort(t, kind="stable")
     us, t = us[order], t[order]
     pts = o[None, :] + t[:, None] * us
-    keep = np.all([f.gap(pts) >= 0.0 for f in footprints] + [f.gap(pts) >= clearance_m for f in neighbours], axis=0)
+    keep = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
     us, t, pts = us[keep], t[keep], pts[keep]
     near = np.concatenate([obstacles, *(f.hidden() for f in footprints)])  # what was seen, and where it may be unseen
     near = near[np.linalg.norm(near - o, axis=1) < reach_m + clearance_m]
@@ -520,7 +504,6 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
     return views
 
 
-NEIGHBOURS = 50  # other objects read for their footprints per goal (``neighbour_footprints``), nearest first
 NEARBY_FLOORS = 6  # keyframes nearest in time whose floors give the camera height where no view of the object saw one
 
 
@@ -543,27 +526,6 @@ def _nearby_camera_height(memory: "Memory", depths, obs: list, seen: list) -> fl
             if h:
                 heights.append(h)
     return float(np.median(heights)) if heights else None
-
-
-def neighbour_footprints(memory: "Memory", node: ObjectNode, reach_m: float) -> tuple[Footprint, ...]:
-    """The footprints depth measured (``Footprint``) of the other things the memory holds whose
-    footprint may come within ``reach_m`` of the object's centre (a goal farther off is never
-    sent): where the robot cannot stand beside it, though the object's own views read no obstacle
-    there (farther than depth reads them: a plant beside a sofa seen from 5 m). Not one larger
-    across than any object (2 * MAX_FOOTPRINT_RADIUS_M: sightings of two things joined in one node),
-    nor one holding the object's centre (what it rests on, or a part of it seen as another node: the
-    object's own footprints keep the goal off those)."""
-    if node.position is None:
-        return ()
-    x, y = node.position
-    centre = np.array([[x, y]], dtype=float)
-    out = []
-    for other in memory.graph.objects_near(x, y, reach_m + MAX_FOOTPRINT_RADIUS_M, limit=NEIGHBOURS):
-        f = Footprint.of(other.ray_stats) if other.id != node.id else None
-        if f is None or float(np.max(f.hi - f.lo)) > 2.0 * MAX_FOOTPRINT_RADIUS_M or float(f.gap(centre)[0]) < 0.0:
-            continue
-        out.append(f)
-    return tuple(out)
 
 
 def _other_boxes(memory: "Memory", node: ObjectNode, obs: list) -> dict[tuple[str, int], list]:
@@ -612,7 +574,5 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     footprints = tuple(f for f in [Footprint.of(node.ray_stats, pooled), *(Footprint.of(n.ray_stats) for n in supports_of(
         memory, rels, placed_node))] if f is not None)
     goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m, max_from_object_m=max_from_object_m,
-                         footprints=footprints, neighbours=neighbour_footprints(
-                             memory, placed_node, min(max_from_object_m, SEEN_RANGE_M) + robot_radius_m + OBSTACLE_MARGIN_M)
-                         if footprints else ())
+                         footprints=footprints)
     return goal, "object_position", pooled
