@@ -195,14 +195,14 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     left, right = _reaches_border(depth, bx1, by1, bx2, by2, lo2, hi2, noise, sy, camera, camera_height_m)
     left, right = left or bbox[0] <= BORDER_PX, right or bbox[2] >= camera.width - BORDER_PX
     cut, grown_hi = left or right, None
-    backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), float(np.median(cluster)), noise, camera,
-                                     camera_height_m, others)
+    median = float(np.median(cluster))
+    backs = () if cut else _backdrop(depth, (bx1, by1, bx2, by2), median, noise, camera, camera_height_m, others)
+    wall = _wall_behind(backs, 1.0, 0.0, noise)  # (optical depth, as the readings')
     # a cut view's top runs on along the object past the border (no depth there); a small thing's top
     # is short, and the rows above it are what it stands on, or in front of (a counter's top behind a kettle);
     # a box reaching above the image's middle row is of a thing as high as the camera: its top is not seen
-    if camera_height_m and not cut and bbox[1] > camera.cy and _box_angle(bbox, camera) * float(np.median(cluster)) >= HULL_MIN_WIDTH_M:
+    if camera_height_m and not cut and bbox[1] > camera.cy and _box_angle(bbox, camera) * median >= HULL_MIN_WIDTH_M:
         far = lo2 + MAX_EXTENT_M
-        wall = _wall_behind(backs, 1.0, 0.0, noise)  # (optical depth, as the readings')
         if wall is not None:  # the top ends before a wall seen around the box (the wall shows above it)
             far = min(far, wall - JUMP_M - float(noise.sigma(wall)))
         top = _top_surface(full, inside, frows, sy, camera, camera_height_m, noise, far)
@@ -213,21 +213,21 @@ def _object_readings(depth: np.ndarray, bbox: BBox, camera: CameraModel, noise: 
     ucols = np.broadcast_to(((us + 0.5) / sx)[None, :], full.shape)[inside]
     vrows = np.broadcast_to(((frows + 0.5) / sy)[:, None], full.shape)[inside]
     share, gap = _beyond(np.where(keep, central, np.nan), crows, sy, camera, camera_height_m, noise, lo2, hi2,
-                         float(np.median(cluster)), backs)
+                         median, wall)
     return _Readings(cluster, lo2, hi2, full[inside], ucols, vrows, cut, backs, int(right) - int(left), share, gap,
                      grown_hi)
 
 
 def _beyond(central: np.ndarray, rows: np.ndarray, sy: float, camera: CameraModel, camera_height_m: float | None,
-            noise: DepthNoise, lo: float, hi: float, surface: float, backs: tuple[np.ndarray, ...]) -> tuple[float, float]:
+            noise: DepthNoise, lo: float, hi: float, surface: float, wall: float | None) -> tuple[float, float]:
     """Of the box's central readings (the floor left out) that lie in the object's depth interval
     [lo, hi] or beyond it, the share beyond, and their median's depth beyond ``surface``. Readings
-    as deep as a wall seen around the box (``_wall_behind``, less a depth jump) are that wall seen
-    through the object (between a chair's slats), not something inside the box behind the readings."""
+    as deep as ``wall``, a wall seen around the box (``_wall_behind``), less a depth jump, are that
+    wall seen through the object (between a chair's slats), not something inside the box behind
+    the readings."""
     if camera_height_m:
         central = _without_floor(central, rows, sy, camera, camera_height_m, noise)
     z = central[np.isfinite(central)]
-    wall = _wall_behind(backs, 1.0, 0.0, noise)
     back = wall - JUMP_M - 3.0 * float(noise.sigma(wall)) if wall is not None else np.inf
     far = z[(z > hi) & (z < back)]
     own = int(((z >= lo) & (z <= hi)).sum())
@@ -410,10 +410,11 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
             # a wall the object stands against shows around it: its far side reaches no farther
             # (the face-on guess, a share of the width, put a shallow shelf's centre beyond it)
             gap, wall_sigma = wall - front, float(noise.sigma(front))
-            if JUMP_M + wall_sigma < gap < 2.0 * behind:
-                behind = max(0.5 * seen, 0.5 * gap, 0.5 * wall_sigma)
-            if JUMP_M + wall_sigma < gap < 2.0 * loose:
-                loose = max(0.5 * spread, 0.5 * gap, 0.5 * wall_sigma)
+
+            def bounded(half: float, span: float) -> float:
+                return max(0.5 * span, 0.5 * gap, 0.5 * wall_sigma) if JUMP_M + wall_sigma < gap < 2.0 * half else half
+
+            behind, loose = bounded(behind, seen), bounded(loose, spread)
     extent = 2.0 * behind
     # the centre back in the optical frame
     dc = front + behind

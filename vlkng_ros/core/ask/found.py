@@ -501,10 +501,10 @@ class FoundRule:
         unrelated household things (``_stands_out`` below 0)? Neither source then says that sense is
         meant, and a robot sent to a shelf 13 m away for the kitchen hob is sent to the wrong thing.
         Not when the phrase is one word formed on the label's head ("washbasin": wash + basin, and
-        a "basin for washing the hands" in its second, untagged sense): the word itself then says
+        a "basin for washing the hands" in its second, untagged sense; ``_closed_split``): the word itself then says
         which sense is meant, as the dictionary's link does."""
-        head = words(label)[-1] if words(label) else ""
-        if " " not in phrase.strip() and len(phrase.strip()) >= len(head) + 3 and phrase.strip().endswith(head):
+        lw = words(label)
+        if lw and self._closed_split(phrase, lw[-1]) is not None:
             return False
         return self.lexicon.unsure_link(phrase, label) and self._stands_out(phrase, label) < 0.0
 
