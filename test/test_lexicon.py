@@ -481,6 +481,8 @@ def test_installed_wordnet_defined_as_kind_reads_the_definition_not_only_the_hie
     assert lex.defined_as_kind("bolster", "cushion") and lex.defined_as_kind("fern", "plant")
     assert lex.defined_as_kind("settee", "sofa") and lex.defined_as_kind("duvet", "quilt")
     assert lex.defined_as_kind("couch", "sofa")  # one synset: a name for it
+    # defined only as "sound is not amplified by electrical means": its compound name says guitar
+    assert lex.defined_as_kind("acoustic guitar", "guitar")
     # filed under lamp / table by the hierarchy, defined as "stick of wax ...", "a piece of furniture ..."
     assert lex.defined_as_kind("candle", "lamp") is False and lex.defined_as_kind("taper", "lamp") is False
     assert lex.defined_as_kind("desk", "table") is False

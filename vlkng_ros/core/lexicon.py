@@ -118,7 +118,8 @@ class Lexicon(Protocol):
         sense's definition names (by a lemma's head noun, ``kind_heads``) a synset on a path up to
         ``other``, or the sense is ``other`` itself ("bolster": "a *pillow* that is often put
         across a bed", a pillow being a cushion; "fern": "vascular *plants*"; "settee": "a small
-        *sofa*"). False when the hierarchy alone puts it there ("candle": "stick of wax with a
+        *sofa*"), or one of the sense's compound names ends in it (an "acoustic *guitar*", defined
+        only by its sound). False when the hierarchy alone puts it there ("candle": "stick of wax with a
         wick", filed under lamp, an "artificial source of visible illumination"); None when the
         term is no kind of ``other`` within ``depth``."""
         ...
@@ -654,6 +655,10 @@ class WordNetLexicon:
                         continue
                     found = False
                     said = definition_words(self._data_line(offset).partition(" | ")[2].split(";")[0])
+                    # a compound name calls it by its head as a definition would: an "acoustic
+                    # guitar", defined only as "sound is not amplified by electrical means"
+                    said |= {definition_word(w[-1]) for w in (GLOSS_WORD.findall(lemma.lower()) for lemma in self.synset(offset).lemmas)
+                             if len(w) > 1}
                     if any(head in said for o in path for lemma in self.synset(o).lemmas for head in kind_heads(lemma)):
                         return True
             except (OSError, ValueError, IndexError, KeyError) as e:

@@ -565,7 +565,10 @@ class TourIndex:
         from ``xy`` to the nearest camera position among them (every tour; remembered per ``xy``
         until a tour's keyframes change)."""
         tours = self.memory.graph.tours()
-        key = self._memory_key(tours)
+        return self._nearest_places(xy, tours, self._memory_key(tours))
+
+    def _nearest_places(self, xy: tuple[float, float], tours: list[str], key: tuple) -> dict[str, float]:
+        """``nearest_places`` over ``tours``, whose ``_memory_key`` the caller has built."""
         with self._lock:
             if key != self._nearest_key or len(self._nearest) > NEAREST_CACHE:
                 self._nearest, self._nearest_key = {}, key
@@ -638,14 +641,14 @@ class TourIndex:
         keyframe has a place and a pose. Remembered per object until a tour's keyframes change."""
         if node.position is None:
             return None
-        frames = node.frames
-        key, obj = self._memory_key(self.memory.graph.tours()), (node.id, tuple(node.position), tuple(frames))
+        tours, frames = self.memory.graph.tours(), node.frames
+        key, obj = self._memory_key(tours), (node.id, tuple(node.position), tuple(frames))
         with self._lock:
             if key != self._walked_key or len(self._walked) > NEAREST_CACHE:
                 self._walked, self._walked_key = {}, key
             if obj in self._walked:
                 return self._walked[obj]
-        near = self.nearest_places(node.position)
+        near = self._nearest_places(node.position, tours, key)
         out = (min(near.values()), self.views_missed(node)) if near else None
         with self._lock:
             if key == self._walked_key:
