@@ -85,3 +85,25 @@ def test_memory_caches_vocabulary_vectors(mem, monkeypatch):
     m.vector_cache_path.write_bytes(b"not an npz")  # a corrupt cache is ignored, not fatal
     with Memory.open(mem, VlkngConfig()) as m:
         assert np.allclose(m.embed_cached(labels), first, atol=1e-6)
+
+
+def test_a_built_memory_answers_without_embedding_the_found_rules_background(built_home, sim_home, tmp_path,
+                                                                            monkeypatch):
+    """`vlkng build` leaves the found rule's fixed background lists in the memory's vector cache,
+    so a one-shot `vlkng ask` (read-only) embeds only its question: 59 background words in one
+    batch made MiniLM load torch, 10-14 s of a 16 s answer on a loaded 2-core machine."""
+    from vlkng_ros.core.ask.found import ACTIVITY_BACKGROUND, BACKGROUND
+    from vlkng_ros.core.embeddings.minilm import SMALL_BATCH, MiniLMEmbedder
+
+    mem = tmp_path / "mem"
+    shutil.copytree(built_home, mem)
+    shutil.rmtree(mem / "cache", ignore_errors=True)
+    assert main(["-q", "build", str(sim_home), "--memory", str(mem)]) == 0  # a re-run: nothing new
+    batches: list[list[str]] = []
+    real = MiniLMEmbedder.embed_texts
+    monkeypatch.setattr(MiniLMEmbedder, "embed_texts", lambda self, texts: (batches.append(list(texts)), real(self, texts))[1])
+    monkeypatch.setattr(MiniLMEmbedder, "_load_torch", lambda self: pytest.fail("torch loaded to answer"))
+    assert main(["-q", "ask", str(mem), "where is the kettle?"]) == 0
+    assert batches and max(map(len, batches)) <= SMALL_BATCH < len(BACKGROUND)
+    assert len(set(BACKGROUND) & {t for b in batches for t in b}) < len(BACKGROUND) // 10  # a label may be one
+    assert not set(ACTIVITY_BACKGROUND) & {t for b in batches for t in b}

@@ -115,12 +115,15 @@ def run(args: argparse.Namespace) -> int:
 def _cache_vocabulary(memory, cfg) -> None:
     """Embed the memory's labels and affordances now, into its vector cache, so a one-shot
     `vlkng ask` (which opens the memory read-only) finds them (see Memory.embed_cached); and
-    look a word up once, so the lexicon's lookup cache (lexicon.WordNetLexicon) exists too."""
+    the found rule's background lists (core/ask/found.py); and look a word up once, so the
+    lexicon's lookup cache (lexicon.WordNetLexicon) exists too."""
+    from ..core.ask.found import ACTIVITY_BACKGROUND, BACKGROUND
     from ..core.ask.graph_retrieval import LabelIndex
     from ..core.lexicon import make_lexicon
 
     try:
         LabelIndex(memory, make_lexicon("none", "")).vocabulary()
+        memory.embed_cached([*BACKGROUND, *ACTIVITY_BACKGROUND])
         make_lexicon(cfg.embeddings.lexicon, cfg.embeddings.wordnet_dir).related("thing")
     except Exception as e:  # a cache: never fails a build
         log.warning("could not cache the ask vocabulary: %s", e)

@@ -53,7 +53,7 @@ class AskEngine:
         """The found / not-seen decision (core/ask/found.py), made once per engine."""
         if self._found is None:
             self._found = FoundRule(self.memory.text_embedder, relevance_floor(self.memory.text_embedder.name),
-                                    self.cfg.ask.found_margin, self._labels.lexicon)
+                                    self.cfg.ask.found_margin, self._labels.lexicon, self.memory.embed_cached)
         return self._found
 
     def camera_height(self) -> float | None:
@@ -64,12 +64,14 @@ class AskEngine:
 
     def warm_up(self) -> None:
         """Pay now what the first question would otherwise pay: the embedding model, the label
-        and affordance vocabulary, the keyframe index of every tour, the vector index."""
+        and affordance vocabulary, the found rule's background lists, the keyframe index of every
+        tour, the vector index."""
         emb = self.memory.text_embedder
         self._labels.vocabulary()
         self._labels.lexicon.related("object")  # reads the lexicon's index
         for tour in self.memory.graph.tours():
             self._tours.frames(tour)
+        self.found_rule.warm_up()
         try:
             self.memory.vectors.ensure_collection(self.memory.text_collection, emb.dim)
             self.memory.vectors.search(self.memory.text_collection, emb.embed_texts(["object"])[0], 1)

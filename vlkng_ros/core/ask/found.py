@@ -341,10 +341,16 @@ check_readings(READINGS)
 class FoundRule:
     """``decide_found`` with the background vectors cached per embedder (thread-safe)."""
 
-    def __init__(self, embedder: "TextEmbedder", floor: float, margin: float, lexicon=None) -> None:
+    def __init__(self, embedder: "TextEmbedder", floor: float, margin: float, lexicon=None,
+                 fixed_vectors: "Callable[[list[str]], np.ndarray] | None" = None) -> None:
+        """``fixed_vectors``: how the fixed background lists (``BACKGROUND``,
+        ``ACTIVITY_BACKGROUND``) are embedded; the ask engine passes the memory's on-disk cache
+        (``Memory.embed_cached``, which `vlkng build` fills), so a one-shot ``vlkng ask`` does not
+        embed them again, nor load torch for a batch that size. Default: ``embedder``."""
         from ..lexicon import KIND_OF_MIN, NoLexicon
 
         self.embedder = embedder
+        self._fixed_vectors = fixed_vectors
         self.lexicon = lexicon if lexicon is not None else NoLexicon()
         self.kind_of_min = KIND_OF_MIN
         self.floor = float(floor)
@@ -369,10 +375,20 @@ class FoundRule:
             return np.stack([self._cache[t] if t in self._cache else
                              np.asarray(self.embedder.embed_texts([t])[0], dtype=np.float32) for t in texts])
 
+    def _fixed(self, texts: tuple[str, ...]) -> np.ndarray:
+        if self._fixed_vectors is None:
+            return self._vecs(list(texts))
+        return np.asarray(self._fixed_vectors(list(texts)), dtype=np.float32)
+
+    def warm_up(self) -> None:
+        """Embed the background lists now, not at the first question."""
+        self.background_level("object")
+        self._act_level("use")
+
     def background_level(self, phrase: str) -> float:
         """How similar ``phrase`` is to unrelated household things (a high quantile)."""
         if self._bg is None:
-            self._bg = self._vecs(list(BACKGROUND))
+            self._bg = self._fixed(BACKGROUND)
         sims = self._bg @ self._vecs([phrase or "object"])[0]
         return float(np.quantile(sims, BACKGROUND_QUANTILE))
 
@@ -729,7 +745,7 @@ class FoundRule:
     def _act_level(self, phrase: str) -> float:
         """How similar an activity ``phrase`` is to unrelated household activities (a high quantile)."""
         if self._act_bg is None:
-            self._act_bg = self._vecs(list(ACTIVITY_BACKGROUND))
+            self._act_bg = self._fixed(ACTIVITY_BACKGROUND)
         return float(np.quantile(self._act_bg @ self._vecs([phrase])[0], BACKGROUND_QUANTILE))
 
     def _act_stands_out(self, a: str, b: str) -> float:
