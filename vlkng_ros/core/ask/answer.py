@@ -175,18 +175,30 @@ def _votes(node: ObjectNode) -> dict[str, int]:
     return node.label_votes or {node.label: 1}
 
 
+def _called(sub: Subgraph, targets: list[str], name: str) -> list[int]:
+    """The indexes of the ``targets`` perception ever called ``name``."""
+    return [i for i, o in enumerate(targets)
+            if o in sub.objects and any(lab.lower() == name for lab in _votes(sub.objects[o]))]
+
+
 def most_called_first(sub: Subgraph, targets: list[str], name: str,
-                      group: Callable[[str], object] = lambda _o: 0) -> list[str]:
+                      group: Callable[[str], object] = lambda _o: 0, as_found: bool = False) -> list[str]:
     """The found ``targets`` (best first) with those perception ever called ``name`` (the phrase
     asked for) reordered among their own places: the one called so most often (``name_share``)
     first. Two things named the asked name are both found (an armchair and an office chair once
     called an armchair, both mostly called "chair"); the one called so in a larger share of its
     sightings is more likely the thing asked for, whichever the retrieval ranked higher (its
     score follows how much was seen of it, not what it is). ``group``: the order the found rule
-    decided that must stay (seen in the colour or place asked for first); reordering is within it."""
+    decided that must stay (seen in the colour or place asked for first); reordering is within it.
+    ``as_found``: when no target was ever called ``name``, count the best target's own name
+    instead (the question names a thing, and that is the name it was found under)."""
     name = name.strip().lower()
-    slots = [i for i, o in enumerate(targets)
-             if o in sub.objects and any(lab.lower() == name for lab in _votes(sub.objects[o]))]
+    slots = _called(sub, targets, name)
+    if not slots and as_found and targets and targets[0] in sub.objects:
+        # nothing was ever called the asked name ("easy chair"): the name perception gave the
+        # best target ("armchair") is the one to count, among the things ever called it
+        name = sub.objects[targets[0]].label.strip().lower()
+        slots = _called(sub, targets, name)
     if len(slots) < 2:
         return targets
     ranked = sorted(slots, key=lambda i: (group(targets[i]), -name_share(sub.objects[targets[i]], name), i))

@@ -146,9 +146,11 @@ class AskEngine:
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
         if pq.target:  # of two things called the asked name, the one called so most often leads, among
-            # those seen as asked alike (mostly in the asked colour before once in it)
+            # those seen as asked alike (mostly in the asked colour before once in it); a name never
+            # given ("easy chair") counts the name the best target was found under ("armchair")
             targets = most_called_first(sub, targets, pq.target,
-                                        lambda o: asked_rank(sub.objects[o], pq, sub.rooms.get(o)))
+                                        lambda o: asked_rank(sub.objects[o], pq, sub.rooms.get(o)),
+                                        as_found=mode != "lexical" and self.found_rule.names_thing(pq))
         for oid in targets:  # the found rule may keep a named thing the fused retrieval ranked low
             sub.relevance[oid] = max(sub.relevance.get(oid, 0.0), floor)
         found = bool(targets)
