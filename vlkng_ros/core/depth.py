@@ -69,7 +69,8 @@ MIN_CONSENSUS = 3  # fixes of one object in a chunk from which one that disagree
 OUTLIER_SIGMAS = 3.0  # ... when farther from their median than this many of its own and their spread's sigmas
 OCCLUDED_SHARE = 0.5  # readings beyond the object's depths that outnumber its own in the box's middle: the
 # near mode may have taken a thing in front of the object (something 0.5 m before the camera inside a bed's
-# box gave a fix 2.8 m short with sigma 0.05 m); its range variance then covers the gap to them
+# box gave a fix 2.8 m short with sigma 0.05 m); its surface points then stay out of the object's extents
+# (whatever the share, the range variance covers the gap to them with that share's odds: ``_fix``)
 EDGE_ROW_SHARE = 0.3  # ... in the image's outermost columns in at least this share of the box's rows
 BACK_STRIP_SHARE = 0.2  # the strips just outside a box (either side, above) read for a surface behind the object,
 # as a share of the box's width (sides) and height (above)
@@ -110,6 +111,7 @@ class DepthFix:
     bearing_rad: float = 0.0  # the line of sight's angle right of the optical axis: var_z lies along it
     cut_side: int = 0  # +1: it goes on beyond the right border only (its left end is seen), -1: the left only
     occluded: bool = False  # more of the box's middle lies beyond these readings than on them (OCCLUDED_SHARE)
+    beyond_var: float = 0.0  # m^2 of var_z that is the doubt whether the readings are the object's (a thing in front)
 
     def in_map(self, pose: Pose, pitch_rad: float = 0.0) -> tuple[tuple[float, float], np.ndarray]:
         """The fix in the map plane: ((x, y), 2x2 covariance). ``pose`` is the camera's pose
@@ -429,19 +431,21 @@ def _fix(r: _Readings | None, bbox: BBox, camera: CameraModel, noise: DepthNoise
     guess = loose if r.grown_hi is None else min(loose, max(0.5 * (r.grown_hi - lo2), face_on))
     var_z = sigma ** 2 / min(n, 16) + sigma ** 2 * 0.25 + (BEHIND_SIGMA_SHARE * guess) ** 2
     var_x = (2.0 * dc / camera.fx) ** 2 + (0.15 * width) ** 2 + (0.1 * sigma) ** 2
+    # part of the box's middle lies beyond these readings: they may be a thing in front of the
+    # object (the box is drawn around the object), not the object, and the range is then off by
+    # the gap to what lies beyond, with that share's odds (its mean square error). At any share:
+    # a third of a tv stand's box beyond a thing 2.3 m before it gave a fix 2.8 m short with sigma
+    # 0.12 m that, with one other fix in its chunk (no outlier test), drew the stand's centre 0.85 m off
+    beyond_var = r.beyond_share * r.beyond_gap_m ** 2
+    var_z += beyond_var
     occluded = r.beyond_share > OCCLUDED_SHARE
-    if occluded:
-        # more of the box's middle lies beyond these readings than on them: they may be a thing in
-        # front of the object (the box is drawn around the object), not the object, and the range
-        # is then off by the gap to what lies beyond, with that share's odds (its mean square error)
-        var_z += r.beyond_share * r.beyond_gap_m ** 2
     if r.cut:
         # cut by the image border: the object goes on beyond it, its middle is not the box's
         # (by as much as the widest furniture): both its middle and its depth are loose
         var_x += (0.6 * width) ** 2 + CUT_VAR_M2
         var_z += (0.5 * loose) ** 2 + CUT_VAR_M2
     return DepthFix(float(x_mid), float(zc), surface, float(var_z), float(var_x), width, extent, n, float(v_mid),
-                    spread, r.cut, bearing, r.cut_side, occluded)
+                    spread, r.cut, bearing, r.cut_side, occluded, float(beyond_var))
 
 
 def _box_angle(bbox: BBox, camera: CameraModel) -> float:
@@ -880,7 +884,9 @@ def add_depth_fixes(acc, depths: KeyframeDepths, sightings, noise: DepthNoise, p
     with MIN_CONSENSUS or more, a fix farther from their median position than OUTLIER_SIGMAS
     times its own spread (its covariance's largest axis and the fixes' robust scatter about the
     median) measured something else (a thing in front no box covers, the wrong surface), and
-    being near and small it is trusted most. Returns how many fixes were added."""
+    being near and small it is trusted most. Its own spread here leaves out the doubt that its
+    readings are a thing in front (``DepthFix.beyond_var``): the others settle that doubt.
+    Returns how many fixes were added."""
     ms = [m for t, s, pose, bbox, cam, others in sightings
           if (m := _measure(acc, depths, t, s, pose, bbox, cam, noise, pitch_rad, camera_height_m, others)) is not None]
     keep = np.ones(len(ms), dtype=bool)
@@ -888,13 +894,20 @@ def add_depth_fixes(acc, depths: KeyframeDepths, sightings, noise: DepthNoise, p
         p = np.array([m.xy for m in ms])
         d = np.linalg.norm(p - np.median(p, axis=0), axis=1)
         scatter = 1.4826 * float(np.median(d))  # the median absolute deviation as a sigma
-        own = np.array([float(np.linalg.eigvalsh(m.cov)[-1]) for m in ms])
+        own = np.array([float(np.linalg.eigvalsh(_measured_cov(m))[-1]) for m in ms])
         keep = d <= OUTLIER_SIGMAS * np.sqrt(own + scatter ** 2)
     reach = _reach_whole(ms)
     for m, k, r in zip(ms, keep, reach):
         if k:
             _add_measured(acc, m, points=bool(r))
     return int(keep.sum())
+
+
+def _measured_cov(m: _Measured) -> np.ndarray:
+    """The fix's map-plane covariance without the doubt that its readings are a thing in front."""
+    yaw = m.yaw - m.fix.bearing_rad
+    fwd = np.array([math.cos(yaw), math.sin(yaw)])
+    return m.cov - m.fix.beyond_var * np.outer(fwd, fwd)
 
 
 def _reach_whole(ms: list[_Measured]) -> np.ndarray:
