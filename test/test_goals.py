@@ -391,6 +391,52 @@ def test_a_pillow_on_a_bed_gets_a_goal_clear_of_the_bed():
     assert _faces(goal, pillow)
 
 
+def test_a_goal_beside_a_plant_its_readings_barely_show_keeps_the_robot_s_disc_off_its_footprint():
+    """A 0.4 x 0.4 m plant seen from 3 m south: its foliage gives depth only two obstacle readings
+    (fewer than block a place), but its surface points give a footprint. A goal whose centre
+    merely lies outside that footprint (0.2 m from the plant's centre) puts the robot's disc on
+    the plant: the goal keeps the whole disc off it, still within reach."""
+    plant = (0.0, 0.0)
+    cam = _facing((0.0, -3.0), plant)
+    sparse = np.array([(0.0, -0.2), (0.05, -0.2)])
+    walls = np.vstack([_box_points((-2.0, 0.0), 0.05, 1.0), _box_points((2.0, 0.0), 0.05, 1.0)])
+    view = View(cam, 0.4, 2.8, np.vstack([sparse, walls]))
+    fp = _hull(_box_points(plant, 0.2, 0.2), cam.yaw)
+    goal = standoff_goal(plant, 0.28, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(fp,))
+    assert _disc_clear(goal, plant, 0.2, 0.2, 0.0)
+    assert math.dist((goal.x, goal.y), plant) <= 1.0
+    assert _faces(goal, plant)
+
+
+def test_a_line_goal_moves_back_until_the_robot_s_disc_clears_the_measured_footprint():
+    """A 0.9 x 0.9 m armchair seen corner-on from views cut by the image border (no width, no near
+    surface, no readings), its radius underestimated at 0.25 m: robot radius + clearance off that
+    radius puts the disc on the chair's corner. Depth measured its footprint from other views: the
+    goal moves back along the line until the disc clears it."""
+    chair = (0.0, 0.0)
+    views = [View(_facing((3.0, -3.0), chair))]
+    plain = standoff_goal(chair, 0.25, views, 0.3, 0.35, max_from_object_m=1.5)
+    assert not _disc_clear(plain, chair, 0.45, 0.45, 0.0)
+    fp = _hull(_box_points(chair, 0.45, 0.45), math.pi / 2)
+    goal = standoff_goal(chair, 0.25, views, 0.3, 0.35, max_from_object_m=1.5, footprints=(fp,))
+    assert _disc_clear(goal, chair, 0.45, 0.45, 0.0)
+    assert goal.x > 0.0 > goal.y and math.dist((goal.x, goal.y), chair) <= 1.5
+    assert _faces(goal, chair)
+
+
+def test_a_footprint_that_reaches_out_too_far_keeps_the_goal_within_reach():
+    """A 0.5 x 0.5 m toaster whose measured footprint took in what stood around it (1.3 m out on
+    every side, its measured extent a little less): no goal whose robot disc clears that lies within reach (1.5 m), so the goal is
+    the one whose centre clears it, within reach, not one 1.65 m off."""
+    toaster = (0.0, 0.0)
+    cam = _facing((0.0, -3.0), toaster)
+    view = View(cam, 0.5, 2.75, _box_points((-2.5, 0.0), 0.05, 1.0))
+    wide = _hull(_box_points(toaster, 1.3, 1.3), cam.yaw)
+    goal = standoff_goal(toaster, 0.35, [view], 0.3, 0.35, max_from_object_m=1.5, footprints=(wide,))
+    assert wide.gap(np.array([[goal.x, goal.y]]))[0] >= 0.0 and math.dist((goal.x, goal.y), toaster) <= 1.5
+    assert _faces(goal, toaster)
+
+
 def test_the_back_of_a_chair_no_camera_saw_keeps_the_robot_off():
     """A 0.5 x 0.5 m chair seen from the south only: depth read its front (the rest hides behind
     it), so nothing read keeps the robot's disc off its back. Its footprint reaches at

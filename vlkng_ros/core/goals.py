@@ -31,13 +31,20 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   the goal there, not one off its end that a wide object needs (a 1.9 m piano seen end-on needs
   1.6 m; the robot's pose beside it was 0.7 m off);
 - with depth, **all round** the object (``ring_goal``): every RING_DEG about its centre, the nearest
-  stand-off whose centre lies outside the measured footprint (``Footprint``: its surface points'
-  extent, an octagon in map coordinates) and whose disc clears the readings, where a camera saw
-  the floor free: a bed seen from its foot gets a goal beside its long side, half its width off;
+  stand-off whose robot disc clears the readings and lies outside the measured footprint
+  (``Footprint``: its surface points' extent, an octagon in map coordinates, taken as the box of
+  its sides), where a camera saw the floor free: a bed seen from its foot gets a goal beside its
+  long side, half its width plus the disc off (the footprint itself, not only its readings: a
+  plant's foliage gives too few, a camera that passed it dropped them: ``stood_free``);
   where views saw one end of an axis only, the object may reach as far beyond its centre as the
   seen face lies before it, and the disc keeps off that too (``Footprint.hidden``: a chair's back);
   the footprint of what the object rests on (``answer.supports_of``: the sofa under a cushion)
-  makes a line goal whose centre lies on it blocked (its top is read too sparsely to block it);
+  keeps the goal's centre off it (its top is read too sparsely to block it; ``Footprint.clear``);
+  a line's stand-off moves back along it until the disc clears the footprints too;
+- the disc off the footprint **where that is within reach**: a measured footprint may reach out
+  too far (a counter's took in the chairs before it, a tv stand's the sofa), so where no such
+  candidate lies within ``ask.goal_max_from_object_m``, the candidates whose centre merely lies
+  outside the measured octagon are ranked as below (what they always were);
 - clear AND within reach first (``goal_rank``): a goal has to be a place to stand and near enough
   to see and reach the object (``ask.goal_max_from_object_m`` from its centre); where every clear
   candidate lies beyond that, the line's blocked stand-off within it is sent (the planner stops
@@ -113,9 +120,18 @@ class Footprint:
     hi: np.ndarray
     far_lo: np.ndarray | None = None  # where the object may reach beyond what was measured (``of``)
     far_hi: np.ndarray | None = None
+    support: bool = False
+
+    def clear(self, clearance_m: float) -> float:
+        """How far outside this footprint a goal keeps: ``clearance_m`` (the robot's disc) off the
+        object's own, its centre merely outside what the object rests on (a counter's or a sofa's
+        top reads with what stands on and before it: the disc kept off it stood on the chairs at
+        the counter)."""
+        return 0.0 if self.support else clearance_m
 
     @classmethod
-    def of(cls, ray_stats: list[float] | None, centre: tuple[float, float] | None = None) -> "Footprint | None":
+    def of(cls, ray_stats: list[float] | None, centre: tuple[float, float] | None = None,
+           support: bool = False) -> "Footprint | None":
         """The footprint in an object's stored sums; None where depth kept no surface points (a
         memory built without depth never has one). With its ``centre``: along an axis whose faces
         views saw at one end only (``RayAccumulator.hull_bounds``), the object may reach as far
@@ -126,11 +142,11 @@ class Footprint:
         lo, hi = np.array(acc.hull_lo, dtype=float), np.array(acc.hull_hi, dtype=float)
         bounds = acc.hull_bounds()
         if centre is None or bounds is None:
-            return cls(lo, hi)
+            return cls(lo, hi, support=support)
         c, side = HULL_DIRS @ np.asarray(centre, dtype=float), bounds[3]
         far_hi = np.where(side > 0, np.clip(2.0 * c - lo, hi, lo + 2.0 * MAX_FOOTPRINT_RADIUS_M), hi)
         far_lo = np.where(side < 0, np.clip(2.0 * c - hi, hi - 2.0 * MAX_FOOTPRINT_RADIUS_M, lo), lo)
-        return cls(lo, hi, far_lo, far_hi)
+        return cls(lo, hi, far_lo, far_hi, support)
 
     def hidden(self) -> np.ndarray:
         """(N, 2) points STEP_M apart where the object may stand unseen: inside its far extent
@@ -144,17 +160,32 @@ class Footprint:
         inside = np.all((proj >= self.far_lo - 1e-9) & (proj <= self.far_hi + 1e-9), axis=1)
         return pts[inside & (self.gap(pts) > 0.0)]
 
-    def gap(self, points: np.ndarray) -> np.ndarray:
-        """Per point of ``points`` (K, 2): how far it lies outside the footprint along the axis it
-        is farthest out on (<= 0 inside); never more than its distance to the footprint."""
-        proj = points @ HULL_DIRS.T
-        return np.max(np.maximum(proj - self.hi[None, :], self.lo[None, :] - proj), axis=1)
+    def sides(self) -> np.ndarray:
+        """The hull axes (indices into ``HULL_DIRS``) whose box the object is taken to fill where the
+        robot's disc keeps off it: of the boxes two perpendicular axes make, the smallest. An axis's extent is read at a percentile
+        (``geometry.HULL_PERCENTILE``), and few of a box's points lie at its corners, so the extents
+        along axes diagonal to its sides cut its corners off (0.1 m of a 0.9 m armchair's: the
+        robot's disc beside the cut corner stood on the chair); its sides, along the box's own axes,
+        bound it, and that box is the smaller (a rectangle's diagonal box is at least twice its area)."""
+        n = len(HULL_DIRS) // 2
+        size = self.hi - self.lo
+        k = min(range(n), key=lambda i: size[i] * size[i + n])
+        return np.array([k, k + n])
 
-    def standoff(self, centre: np.ndarray, u: np.ndarray, clearance_m: float) -> float:
+    def gap(self, points: np.ndarray, box: bool = False) -> np.ndarray:
+        """Per point of ``points`` (K, 2): how far it lies outside the footprint (with ``box``, its
+        box: ``sides``) along the axis it is farthest out on (<= 0 inside); never more than its
+        distance to it."""
+        ax = self.sides() if box else np.arange(len(HULL_DIRS))
+        proj = points @ HULL_DIRS[ax].T
+        return np.max(np.maximum(proj - self.hi[ax][None, :], self.lo[ax][None, :] - proj), axis=1)
+
+    def standoff(self, centre: np.ndarray, u: np.ndarray, clearance_m: float, box: bool = False) -> float:
         """The smallest t >= 0 whose point ``centre + t * u`` is ``clearance_m`` outside the footprint
-        (``gap``): a robot disc of that radius there just clears it."""
-        a, p = HULL_DIRS @ u, HULL_DIRS @ centre
-        alpha, beta = np.concatenate([p - self.hi, self.lo - p]), np.concatenate([a, -a])
+        (``gap``, ``box`` as there): a robot disc of that radius there just clears it."""
+        ax = self.sides() if box else np.arange(len(HULL_DIRS))
+        a, p = HULL_DIRS[ax] @ u, HULL_DIRS[ax] @ centre
+        alpha, beta = np.concatenate([p - self.hi[ax], self.lo[ax] - p]), np.concatenate([a, -a])
         if np.any(alpha >= clearance_m):
             return 0.0
         up = beta > 1e-9
@@ -206,16 +237,51 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
     one whose camera was nearest its stand-off) among, in this order (``goal_rank``): clear ones
     within ``max_from_object_m`` of the centre, the lines' blocked stand-offs within it (near
     enough to see and reach the object; the planner stops short), clear ones beyond it, the rest.
-    ``footprints`` (depth: the object's own and what it rests on, ``Footprint``): a candidate is
-    clear only where the robot's disc clears them too, and where depth saw what stood around, the
-    candidates all round the object (``ring_goal``) join in."""
+    ``footprints`` (depth: the object's own and what it rests on, ``Footprint``): where depth saw
+    what stood around, the candidates all round the object (``ring_goal``) join in; first, a clear
+    candidate within reach whose robot disc lies off them (``Footprint.clear``; each line's
+    stand-off moved back until it does); else the order above among the candidates whose centre
+    lies outside them."""
     ox, oy = obj_xy
     vs = [v if isinstance(v, View) else View(v) for v in views]
-    margin = robot_radius_m + clearance_m
     seen = [v.obstacles for v in vs if v.obstacles is not None and v.obstacles.size]
     obstacles = stood_free(thin_obstacles(np.concatenate(seen)), [v.pose for v in vs], robot_radius_m) if seen else None
     body = robot_radius_m + OBSTACLE_MARGIN_M
     best = None
+    # first the candidates whose robot disc clears the footprints; then, ranked below any of those within
+    # reach, the ones whose centre does (where the footprint reaches out too far, what it always was)
+    for disc in ((True, False) if footprints else (False,)):
+        for key, ux, uy, t in _line_candidates(obj_xy, radius_m, vs, robot_radius_m + clearance_m, obstacles, body,
+                                               footprints, disc, max_from_object_m):
+            key = ((0 if key[0] == 0 else 9) if disc else 1 + key[0],) + key[1:]
+            if best is None or key < best[0]:
+                best = (key, ux, uy, t)
+        if obstacles is not None and footprints:
+            reach = max_from_object_m if math.isfinite(max_from_object_m) else max(
+                (math.hypot(v.pose.x - ox, v.pose.y - oy) for v in vs), default=0.0)
+            ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body,
+                             reach, disc)
+            if ring is not None:
+                (ux, uy), t = ring
+                rank = goal_rank(t, True, max_from_object_m)
+                key = ((0 if rank == 0 else 9) if disc else 1 + rank, t, math.inf)
+                if best is None or key < best[0]:
+                    best = (key, ux, uy, t)
+    if best is None:
+        return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
+    _, ux, uy, s = best
+    return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
+
+
+def _line_candidates(obj_xy: tuple[float, float], radius_m: float, vs: list[View], margin: float,
+                     obstacles: np.ndarray | None, body: float, footprints: tuple[Footprint, ...], disc: bool,
+                     max_from_object_m: float = math.inf):
+    """(rank key, ux, uy, stand-off) per candidate on the views' lines (``standoff_goal``), each line's
+    stand-off moved back until the robot's disc (``body``) clears the obstacles and lies outside
+    ``footprints`` (``disc``: the disc, off their boxes, ``Footprint.clear``; else its centre, off
+    the measured extent), the near side's stand-off kept as the line's blocked one."""
+    fp_m = body if disc else 0.0
+    ox, oy = obj_xy
     nearest_clear = math.inf
     for v in vs:
         dx, dy = v.pose.x - ox, v.pose.y - oy
@@ -228,59 +294,54 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
             h = along_half_extent(obj_xy, vs, math.atan2(-dy, -dx))
             s = (radius_m if h is None else h) + margin
         u = (dx / d, dy / d)
+        s_near = s  # the near side's stand-off: the line's blocked candidate (sent within reach)
+        if footprints:  # off the measured footprints along this line, too
+            s = max(s, max(f.standoff(np.array([ox, oy]), np.array(u), f.clear(fp_m), disc) for f in footprints))
         cands = [(u, min(s, d), True)]  # (direction, stand-off, clear)
         if obstacles is not None:
-            t = clear_standoff((ox, oy), u, s, d, obstacles, robot_radius_m + OBSTACLE_MARGIN_M)
-            cands = [(u, t, True)] + ([(u, s, False)] if t > s else [])
+            t = clear_standoff((ox, oy), u, s, d, obstacles, body)
+            cands = [(u, t, True)]
             if v.obstacles is not None and s < t and s < nearest_clear:
                 # blocked along the line (and a turned line could beat the nearest clear goal so far): turn it where
                 # this view saw
                 cands += [(w, ft, True) for w, ft in fan_standoff(
                     (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, body)]
+        if cands[0][1] > s_near:
+            cands.append((u, s_near, False))
         for (ux, uy), t, clear in cands:
-            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t))
+            clear = clear and _clear_of(footprints, (ox + ux * t, oy + uy * t), fp_m, disc)
             if clear:
                 nearest_clear = min(nearest_clear, t)
-            key = (goal_rank(t, clear, max_from_object_m), t, abs(d - s))
-            if best is None or key < best[0]:
-                best = (key, ux, uy, t)
-    if obstacles is not None and footprints:
-        reach = max_from_object_m if math.isfinite(max_from_object_m) else max(
-            (math.hypot(v.pose.x - ox, v.pose.y - oy) for v in vs), default=0.0)
-        ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body, reach)
-        if ring is not None:
-            (ux, uy), t = ring
-            key = (goal_rank(t, True, max_from_object_m), t, math.inf)
-            if best is None or key < best[0]:
-                best = (key, ux, uy, t)
-    if best is None:
-        return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
-    _, ux, uy, s = best
-    return Pose.from_xy_yaw(ox + ux * s, oy + uy * s, math.atan2(-uy, -ux), frame_id)
+            yield (goal_rank(t, clear, max_from_object_m), t, abs(d - s)), ux, uy, t
 
 
-def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float]) -> bool:
-    """``xy`` lies outside every footprint (the readings around keep the robot's disc off its edges)."""
+def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float], clearance_m: float,
+              box: bool = False) -> bool:
+    """``xy`` lies at least ``clearance_m`` (the robot's disc; ``Footprint.clear``) outside every
+    footprint (``box``: ``Footprint.gap``)."""
     p = np.array([xy], dtype=float)
-    return all(float(f.gap(p)[0]) >= 0.0 for f in footprints)
+    return all(float(f.gap(p, box)[0]) >= f.clear(clearance_m) for f in footprints)
 
 
 def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
-              obstacles: np.ndarray, clearance_m: float, reach_m: float) -> tuple[tuple[float, float], float] | None:
+              obstacles: np.ndarray, clearance_m: float, reach_m: float, disc: bool = True
+              ) -> tuple[tuple[float, float], float] | None:
     """The nearest candidate goal all round the object: on directions every RING_DEG from its
-    centre, stand-offs STEP_M apart up to ``reach_m``, outside every footprint (from where each
-    direction leaves them: ``Footprint.standoff``, so a bed's long side gives a goal half its
-    width off, not one off its end), the robot's disc (``clearance_m``) clear of what depth saw (as
+    centre, stand-offs STEP_M apart up to ``reach_m``, the robot's disc (``clearance_m``) outside every
+    footprint's box (``Footprint.clear``; without ``disc``, its centre outside the measured octagon),
+    from where each direction leaves them (``Footprint.standoff``: a bed's long side gives a goal
+    half its width plus the disc off, not one off its end), and clear of what depth saw (as
     ``clear_standoff``), and SEEN free by one of ``cameras`` (depth views; as ``fan_standoff``).
     (direction, stand-off), or None. Checked nearest first, RING_CHUNK at a time: the first one
     that passes ends it."""
     o = np.asarray(obj_xy, dtype=float)
     if not cameras or not footprints or reach_m <= 0.0:
         return None
+    fp_m = clearance_m if disc else 0.0
     dirs, ts = [], []
     for a in np.radians(np.arange(0.0, 360.0, RING_DEG)):
         u = np.array([math.cos(a), math.sin(a)])
-        t = np.arange(max(f.standoff(o, u, 0.0) for f in footprints), reach_m + 1e-9, STEP_M)
+        t = np.arange(max(f.standoff(o, u, f.clear(fp_m), disc) for f in footprints), reach_m + 1e-9, STEP_M)
         dirs += [u] * t.size
         ts.append(t)
     if not dirs:
@@ -289,7 +350,7 @@ def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tupl
     order = np.argsort(t, kind="stable")
     us, t = us[order], t[order]
     pts = o[None, :] + t[:, None] * us
-    keep = np.all([f.gap(pts) >= 0.0 for f in footprints], axis=0)
+    keep = np.all([f.gap(pts, disc) >= f.clear(fp_m) - 1e-9 for f in footprints], axis=0)
     us, t, pts = us[keep], t[keep], pts[keep]
     near = np.concatenate([obstacles, *(f.hidden() for f in footprints)])  # what was seen, and where it may be unseen
     near = near[np.linalg.norm(near - o, axis=1) < reach_m + clearance_m]
@@ -571,7 +632,7 @@ def goal_pose(memory: "Memory", sub: "Subgraph", frames: list["RankedFrame"], ta
     if not views:
         return Pose.from_xy_yaw(pooled[0], pooled[1], 0.0), "object_position", pooled
     radius = object_radius(node.ray_stats, [v.width_m for v in views if v.width_m is not None])
-    footprints = tuple(f for f in [Footprint.of(node.ray_stats, pooled), *(Footprint.of(n.ray_stats) for n in supports_of(
+    footprints = tuple(f for f in [Footprint.of(node.ray_stats, pooled), *(Footprint.of(n.ray_stats, support=True) for n in supports_of(
         memory, rels, placed_node))] if f is not None)
     goal = standoff_goal(pooled, radius, views, robot_radius_m, clearance_m, max_from_object_m=max_from_object_m,
                          footprints=footprints)
