@@ -267,6 +267,8 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
                 key = ((0 if rank == 0 else 9) if disc else 1 + rank, t, math.inf)
                 if best is None or key < best[0]:
                     best = (key, ux, uy, t)
+        if best is not None and best[0][0] == 0:
+            break  # a disc-clear goal within reach: no centre-only candidate (ranked 1 and up) beats it
     if best is None:
         return Pose.from_xy_yaw(ox, oy, 0.0, frame_id)
     _, ux, uy, s = best
