@@ -8,7 +8,8 @@ dropouts, stereo shadow, flying pixels) and built twice: with depth (the default
   position error of each ground-truth object's main node (as bench_positions.py), median / p90,
   big objects (largest footprint side >= 1 m) and small ones, with and without depth;
   goal success (goal within 1.5 m of goal_xy) and median goal error on the tour's questions, with
-  and without depth (GER mode, annotation perception: the same retrieval both times);
+  and without depth (GER mode, annotation perception: the same retrieval both times), and the time
+  an ask takes (median per question; its goal step's median and p90);
   the share of objects placed with depth;
   cost per keyframe of depth handling: on the capture thread (matching + hand-off: what is added
   to capture), in the depth writer thread (decode, shrink, 16-bit PNG, write), and per box at
@@ -69,22 +70,43 @@ def build(tour: Path, mem_dir: Path, depth: bool, rebuild: bool) -> float:
 
 
 class _Recorder:
-    """An AskEngine whose answers are kept (the target node, its pooled position) for ``misses``."""
+    """An AskEngine whose answers are kept (the target node, its pooled position) for ``misses``,
+    with each question's time (ms): the whole ask, and its goal step (``engine.goal_pose``)."""
 
     def __init__(self, engine):
-        self.engine, self.results = engine, []
+        self.engine, self.results, self.ask_ms, self.goal_ms = engine, [], [], []
 
     def ask(self, req):
-        res = self.engine.ask(req)
+        import vlkng_ros.core.ask.engine as engine_module
+
+        real, spent = engine_module.goal_pose, [0.0]
+
+        def timed(*a, **k):
+            t = time.perf_counter()
+            try:
+                return real(*a, **k)
+            finally:
+                spent[0] += time.perf_counter() - t
+
+        engine_module.goal_pose = timed
+        t0 = time.perf_counter()
+        try:
+            res = self.engine.ask(req)
+        finally:
+            engine_module.goal_pose = real
+        self.ask_ms.append(1000.0 * (time.perf_counter() - t0))
+        self.goal_ms.append(1000.0 * spent[0])
         self.results.append(res)
         return res
 
 
-def goals(tour: Path, mem_dir: Path, depth: bool, misses: list[dict] | None = None) -> list[tuple[float, float]]:
+def goals(tour: Path, mem_dir: Path, depth: bool, misses: list[dict] | None = None,
+          times: dict[str, list[float]] | None = None) -> list[tuple[float, float]]:
     """(goal error (m; inf = no goal), goal_reach) of the tour's questions that have a goal_xy:
     tour-format's distance to the object's centre, and eval's goal_reach (within 1.5 m of its true
     footprint, the robot's disc clear of furniture). With ``misses``, one row per question that
-    missed either is appended to it (``miss_row``)."""
+    missed either is appended to it (``miss_row``); with ``times``, each question's ask and goal
+    step times (ms) are added to its "ask" and "goal" lists."""
     import json
 
     from vlkng_ros.eval.retrieval_metrics import goal_reach
@@ -99,6 +121,9 @@ def goals(tour: Path, mem_dir: Path, depth: bool, misses: list[dict] | None = No
         stamps = [kf.stamp_ns for kf in mem.graph.keyframes()]
         engine = _Recorder(AskEngine(mem, cfg))
         result = evaluate(engine, questions, stamps, cfg.ask.mode)
+        if times is not None:
+            times.setdefault("ask", []).extend(engine.ask_ms)
+            times.setdefault("goal", []).extend(engine.goal_ms)
         out = []
         tracks = node_tracks(mem, tour) if misses is not None else {}
         for q, a, res in zip(questions, result["questions"], engine.results):
@@ -618,6 +643,7 @@ def main() -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     rows = {True: [], False: []}
     goal_errs = {True: [], False: []}
+    ask_times: dict[bool, dict[str, list[float]]] = {True: {}, False: {}}
     placed = [0, 0]
     kinds: dict[bool, dict[str, int]] = {True: {}, False: {}}
     breakdown: list[dict] = []
@@ -633,7 +659,7 @@ def main() -> int:
             secs = build(tour, mem_dir, depth, args.rebuild)
             r = node_errors(tour, mem_dir, False)
             rows[depth] += r
-            goal_errs[depth] += goals(tour, mem_dir, depth, misses if depth else None)
+            goal_errs[depth] += goals(tour, mem_dir, depth, misses if depth else None, ask_times[depth])
             if depth and args.per_object:
                 breakdown += per_object(tour, mem_dir, seed)
             if depth and args.union:
@@ -663,6 +689,11 @@ def main() -> int:
         print(f"goals {'with' if depth else 'without'} depth: success (<= 1.5 m of centre) {ok:.3f}, "
               f"goal_reach {reach:.3f} of {len(g)} questions, "
               f"median goal error {statistics.median(finite) if finite else float('nan'):.2f} m")
+        t = ask_times[depth]
+        if t.get("ask"):
+            print(f"ask time {'with' if depth else 'without'} depth: median {statistics.median(t['ask']):.0f} ms per "
+                  f"question, of which the goal step {statistics.median(t['goal']):.0f} ms (p90 "
+                  f"{statistics.quantiles(t['goal'], n=10)[-1] if len(t['goal']) > 1 else t['goal'][0]:.0f} ms)")
     print(f"objects placed with depth: {placed[0]} of {placed[1]}")
     for depth, k in kinds.items():
         if k:
