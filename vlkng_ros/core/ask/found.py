@@ -1438,7 +1438,8 @@ def asked_share(node, pq: "ParsedQuery") -> float:
     """How surely the object is in the colour and material the question names: for each one asked,
     the share of perception's votes for that attribute of the object that gave an asked value
     (``shrunk_share``; an object without votes counts its remembered value once), multiplied; 1.0 when
-    the question names none. "The brown bookshelf": a shelf seen brown in both chunks that saw its
+    the question names none, 0.0 when no vote gave an asked value (of two shelves never seen yellow,
+    the one fewer chunks saw is not the likelier yellow one). "The brown bookshelf": a shelf seen brown in both chunks that saw its
     colour is surer than one seen once brown and once pink, whichever retrieval ranked first."""
     out = 1.0
     for kind, read in (("color", _colours), ("material", _materials)):
@@ -1448,7 +1449,10 @@ def asked_share(node, pq: "ParsedQuery") -> float:
         votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
         if not votes and node.attributes.get(kind):
             votes = {str(node.attributes[kind]): 1}
-        out *= shrunk_share(sum(k for value, k in votes.items() if asked & read(value)), sum(votes.values()))
+        hits = sum(k for value, k in votes.items() if asked & read(value))
+        if not hits:
+            return 0.0  # never seen so: no surer the fewer chunks saw it otherwise
+        out *= shrunk_share(hits, sum(votes.values()))
     return out
 
 
