@@ -742,6 +742,57 @@ def test_a_thing_seen_mostly_in_the_asked_colour_beats_one_seen_so_once(rival_me
     _assert_found(rival_memory, question, expected)
 
 
+def _seen(first: int, n: int) -> list[int]:
+    return list(range(first, first + n))
+
+
+# three kinds, two instances each, as generated tours saw them: a shelf called a bookshelf once and a
+# shelf once, seen once brown and once pink, and one always called a shelf and seen brown; a brown
+# table in the kitchen and a white one in the dining room, each mostly called a table
+asked_memory = _memory_fixture("asked", [
+    {"id": "o-bookshelf", "label": "bookshelf", "description": "a large brown wood bookshelf",
+     "attributes": {"color": "brown"}, "labels_seen": ["bookshelf", "shelf"], "label_votes": {"bookshelf": 1, "shelf": 1},
+     "attribute_votes": {"color": {"brown": 1, "pink": 1}}, "affordances": ["store books on", "put things on"],
+     "position": (10.2, 7.1), "seen": _seen(1, 7)},
+    {"id": "o-shelf", "label": "shelf", "description": "a large brown metal shelf", "attributes": {"color": "brown"},
+     "label_votes": {"shelf": 2}, "attribute_votes": {"color": {"brown": 2}},
+     "affordances": ["store books on", "put things on"], "position": (13.4, 7.4), "seen": _seen(10, 13)},
+    {"id": "o-kitchen-table", "label": "table", "description": "a large brown wood table", "attributes": {"color": "brown"},
+     "labels_seen": ["table", "desk"], "label_votes": {"table": 4, "desk": 1}, "attribute_votes": {"color": {"brown": 5}},
+     "affordances": ["eat at", "put things on"], "position": (2.4, 5.6), "seen": _seen(30, 19),
+     "place": "kitchen", "places": ["kitchen"]},
+    {"id": "o-dining-table", "label": "table", "description": "a large white glass table", "attributes": {"color": "white"},
+     "labels_seen": ["table", "desk"], "label_votes": {"table": 3, "desk": 1},
+     "attribute_votes": {"color": {"white": 3, "brown": 1}}, "affordances": ["eat at", "put things on"],
+     "position": (2.8, -2.2), "seen": _seen(60, 18), "place": "dining room", "places": ["dining room"]},
+])
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Show me where the brown bookshelf is.", "o-shelf"),
+    ("Show me where the pink bookshelf is.", "o-bookshelf"),
+    ("Show me where the bookshelf is.", "o-bookshelf"),  # no colour asked: the one called so
+])
+def test_the_instance_seen_in_the_asked_colour_more_surely_is_the_one(asked_memory, question, expected):
+    """On a generated tour "the brown bookshelf" sent the robot 4.1 m to a white shelf called a
+    bookshelf once and seen brown once and pink once (a tie: brown was among its most voted
+    colours), not to the shelf seen brown in both chunks that saw its colour."""
+    _assert_found(asked_memory, question, expected)
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("Where was the white kitchen table?", "o-dining-table"),
+    ("Where was the kitchen table?", "o-kitchen-table"),
+    ("Where was the brown table?", "o-kitchen-table"),
+])
+def test_the_asked_colour_outweighs_the_asked_room_among_instances(asked_memory, question, expected):
+    """"The white kitchen table": no table in the kitchen is white, the white one stands in the dining
+    room. The found rule puts the white one first (a thing seen in another colour comes last); the
+    table called a table in more of its chunks then took the lead, the two counting as alike "not as
+    asked", and a generated tour sent the robot 7.8 m to the brown kitchen table."""
+    _assert_found(asked_memory, question, expected)
+
+
 # a blue mug seen often and well placed, and a yellow one 1.3 m from it: close enough to pool as one
 neighbour_memory = _memory_fixture("neighbour", [
     {"id": "o-blue", "label": "mug", "description": "a small blue ceramic mug", "attributes": {"color": "blue"},

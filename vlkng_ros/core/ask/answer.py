@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..geometry import RayAccumulator, object_footprint
 from ..llm.base import LLM, LLMError, LLMUsage
 from ..model import ObjectNode, Relation
-from .found import seen_apart
+from .found import seen_apart, shrunk_share
 from .graph_retrieval import Subgraph
 from .options import parse_choice, render_options
 from .query import ParsedQuery
@@ -159,16 +159,11 @@ def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
     return max(close, key=lambda o: (support(sub.objects[o]), o == target_id), default=target_id)
 
 
-NAME_PRIOR_VOTES = 1.0  # each of "called so" and "called otherwise" starts with this many votes (one
-# chunk's naming says little: an object named once by the asked name is not thereby the best match)
-
-
 def name_share(node: ObjectNode, name: str) -> float:
     """The share of the chunks that named ``node`` that called it ``name`` (its ``label_votes``;
-    objects without votes count their label once), shrunk toward one half by NAME_PRIOR_VOTES."""
+    objects without votes count their label once), shrunk toward one half (``shrunk_share``)."""
     votes = _votes(node)
-    called = sum(k for lab, k in votes.items() if lab.lower() == name)
-    return (called + NAME_PRIOR_VOTES) / (sum(votes.values()) + 2.0 * NAME_PRIOR_VOTES)
+    return shrunk_share(sum(k for lab, k in votes.items() if lab.lower() == name), sum(votes.values()))
 
 
 def _votes(node: ObjectNode) -> dict[str, int]:

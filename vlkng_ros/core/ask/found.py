@@ -1292,14 +1292,16 @@ class FoundRule:
         # naming it, or a definition: a "light" for "lamp"), whatever room either is in: "the
         # armchair in the living room" is the armchair seen in the hallway (the answer says
         # where), not a cushion in the living room at 0.23; then one in the place asked for; then
-        # one a label names before one only similar to it (retrieval order otherwise)
+        # one a label names before one only similar to it; then one seen in the asked colour or
+        # material in a larger share of the chunks that saw it (``asked_share``; retrieval order otherwise)
         def embedder_only(o: str) -> bool:
             return bool(pq.places) and scores[o] < 1.0 and \
                 self.gloss_match(pq.target, _labels(sub.objects[o])) < self.margin
 
         found = sorted((o for o in scores if scores[o] >= self.margin),
                        key=lambda o: (_seen_otherwise(sub.objects[o], pq), embedder_only(o),
-                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0))
+                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0,
+                                      -asked_share(sub.objects[o], pq)))
         return _as_asked_siblings(sub, pq, found) + found
 
 
@@ -1404,10 +1406,14 @@ def asked_rank(node, pq: "ParsedQuery", room: str | None = None) -> int:
     """How far the object is from the colour, material and kind of place the question names: 0
     seen so, each asked value among the ones perception gave it most (its remembered one, or one
     voted as often); 1 seen so, but an asked value only as a rival (``_seen_as``: a brown shelf
-    once seen white under one view's light); 2 seen otherwise or elsewhere (``_not_as_asked``).
-    "The white shelf": a shelf seen white in four chunks of five is it before one seen brown
-    twice and white once, however often each was called a shelf."""
-    if _not_as_asked(node, pq, room):
+    once seen white under one view's light); 2 elsewhere (``_elsewhere``); 3 seen otherwise
+    (``_seen_otherwise``), as the found rule orders them (``FoundRule.decide``): "the white kitchen
+    table" is the white table in the dining room before the brown one in the kitchen, however
+    often each was called a table. "The white shelf": a shelf seen white in four chunks of five is
+    it before one seen brown twice and white once, however often each was called a shelf."""
+    if _seen_otherwise(node, pq):
+        return 3
+    if _elsewhere(node, pq, room):
         return 2
     for kind, read in (("color", _colours), ("material", _materials)):
         asked = read(" ".join(pq.attributes))
@@ -1416,6 +1422,38 @@ def asked_rank(node, pq: "ParsedQuery", room: str | None = None) -> int:
         if asked and top and not asked & {v for value, k in votes.items() if k >= top for v in read(value)}:
             return 1
     return 0
+
+
+PRIOR_VOTES = 1.0  # each of "so" and "otherwise" starts with this many votes in a share of what perception
+# said of an object (``shrunk_share``): one chunk's word says little, so an object named (or seen in a
+# colour) once is not thereby the best match
+
+
+def shrunk_share(hits: float, total: float) -> float:
+    """The share ``hits`` of ``total`` votes, shrunk toward one half by ``PRIOR_VOTES`` each side."""
+    return (hits + PRIOR_VOTES) / (total + 2.0 * PRIOR_VOTES)
+
+
+def asked_share(node, pq: "ParsedQuery") -> float:
+    """How surely the object is in the colour and material the question names: for each one asked,
+    the share of perception's votes for that attribute of the object that gave an asked value
+    (``shrunk_share``; an object without votes counts its remembered value once), multiplied; 1.0 when
+    the question names none, 0.0 when no vote gave an asked value (of two shelves never seen yellow,
+    the one fewer chunks saw is not the likelier yellow one). "The brown bookshelf": a shelf seen brown in both chunks that saw its
+    colour is surer than one seen once brown and once pink, whichever retrieval ranked first."""
+    out = 1.0
+    for kind, read in (("color", _colours), ("material", _materials)):
+        asked = read(" ".join(pq.attributes))
+        if not asked:
+            continue
+        votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+        if not votes and node.attributes.get(kind):
+            votes = {str(node.attributes[kind]): 1}
+        hits = sum(k for value, k in votes.items() if asked & read(value))
+        if not hits:
+            return 0.0  # never seen so: no surer the fewer chunks saw it otherwise
+        out *= shrunk_share(hits, sum(votes.values()))
+    return out
 
 
 def _elsewhere(node, pq: "ParsedQuery", room: str | None = None) -> bool:
