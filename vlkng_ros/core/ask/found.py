@@ -1370,13 +1370,18 @@ def _materials(text: str) -> set[str]:
     return {MATERIAL_NOUNS.get(w, w) for w in words(text) if w in MATERIALS}
 
 
+def _attribute_votes(node, kind: str) -> dict[str, int]:
+    """Perception's votes for attribute ``kind`` (colour, material) of the object: value -> chunks."""
+    return (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+
+
 def _seen_as(node, kind: str, read) -> set[str]:
     """The values of attribute ``kind`` (colour, material) the object was seen in: its remembered
     one, or its description's, and any other one perception gave it about as often
     (``ATTRIBUTE_RIVAL_SHARE`` of the votes of the most given one: a yellow mug seen once yellow
     and once green is remembered green by the tie's order, yet is as much the yellow one)."""
     seen = read(str(node.attributes.get(kind, ""))) or read(node.description)
-    votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+    votes = _attribute_votes(node, kind)
     top = max(votes.values(), default=0)
     return seen | {v for value, k in votes.items() if top and k >= ATTRIBUTE_RIVAL_SHARE * top
                    for v in read(value)}
@@ -1417,7 +1422,7 @@ def asked_rank(node, pq: "ParsedQuery", room: str | None = None) -> int:
         return 2
     for kind, read in (("color", _colours), ("material", _materials)):
         asked = read(" ".join(pq.attributes))
-        votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+        votes = _attribute_votes(node, kind)
         top = max(votes.values(), default=0)
         if asked and top and not asked & {v for value, k in votes.items() if k >= top for v in read(value)}:
             return 1
@@ -1446,7 +1451,7 @@ def asked_share(node, pq: "ParsedQuery") -> float:
         asked = read(" ".join(pq.attributes))
         if not asked:
             continue
-        votes = (getattr(node, "attribute_votes", None) or {}).get(kind) or {}
+        votes = _attribute_votes(node, kind)
         if not votes and node.attributes.get(kind):
             votes = {str(node.attributes[kind]): 1}
         hits = sum(k for value, k in votes.items() if asked & read(value))
@@ -1475,8 +1480,7 @@ def seen_apart(a, b) -> bool:
     goal onto it. One chunk's colour says little: a bed split in two fragments, one seen once
     white and one once gray, is one bed."""
     for kind, read in (("color", _colours), ("material", _materials)):
-        if min(sum(((getattr(n, "attribute_votes", None) or {}).get(kind) or {}).values()) for n in (a, b)) \
-                < APART_MIN_VOTES:
+        if min(sum(_attribute_votes(n, kind).values()) for n in (a, b)) < APART_MIN_VOTES:
             continue
         sa, sb = _seen_as(a, kind, read), _seen_as(b, kind, read)
         if sa and sb and not sa & sb:
