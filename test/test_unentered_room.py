@@ -137,14 +137,16 @@ def test_the_judgement_is_made_once_per_object_until_the_robot_walks_in(tmp_path
     add_placed_keyframes(mem, HALL_CAMERA)
     tours = TourIndex(mem)
     calls = []
-    views_missed = TourIndex.views_missed
-    monkeypatch.setattr(TourIndex, "views_missed", lambda self, node: calls.append(node.id) or views_missed(self, node))
+    views_toward = TourIndex._views_toward
+    monkeypatch.setattr(TourIndex, "_views_toward", lambda self, node: calls.append(node.id) or views_toward(self, node))
     kitchen = mem.graph.get_objects(["o-kitchen"])[0]
     for _ in range(3):
         assert tours.seen_through(kitchen) == "hallway" and tours.main_place(kitchen) == ""
         assert tours.beyond_walked(kitchen) == 1.0
     assert calls == ["o-kitchen"]
-    add_placed_keyframes(mem, {**HALL_CAMERA, 40: ((0.0, 3.5), UP, "kitchen"), 41: ((0.5, 3.8), UP, "kitchen")})
+    # walked in beside it, facing along the kitchen (views that faced it and missed it would say a
+    # wall stood between: WALLED_VIEWS)
+    add_placed_keyframes(mem, {**HALL_CAMERA, 40: ((0.0, 3.5), EAST, "kitchen"), 41: ((0.5, 3.8), EAST, "kitchen")})
     mem.touch()
     assert tours.seen_through(kitchen) == "" and tours.main_place(kitchen) == "kitchen"
     mem.close()
