@@ -10,7 +10,7 @@ import pytest
 from vlkng_ros.core import depth as dp
 from vlkng_ros.core.config import AskConfig
 from vlkng_ros.core.geometry import RayAccumulator
-from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, Footprint, View, along_half_extent, clear_standoff,
+from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, Footprint, View, along_half_extent, clear_standoff, floor_seen,
                                   footprint_radius, near_surface, object_radius, standoff_goal)
 from vlkng_ros.core.model import CameraModel, Pose
 from vlkng_ros.eval.retrieval_metrics import goal_reach, score_question
@@ -723,3 +723,17 @@ def test_the_goal_for_a_cushion_stands_on_the_floor_seen_free_in_front_of_the_so
     assert math.dist((new.x, new.y), cushion) < math.dist((old.x, old.y), cushion) - 0.2
     assert _disc_clear(new, SOFA[:2], SOFA[2], SOFA[3], 0.0) and _disc_clear(new, POUF[:2], POUF[2], POUF[3], 0.0)
     assert _faces(new, cushion)
+
+
+def test_a_goal_beside_a_far_fridge_is_seen_free_only_where_its_disc_s_edge_was_seen_too():
+    """A 0.7 m fridge 3.6 m ahead: a rim point on the floor just past its corner reads as floor, yet
+    the robot's disc there would reach into the fridge: a candidate counts as seen free only where
+    the floor at its disc's edge toward the object (moved away by what the floor test cannot tell
+    apart) was read too."""
+    cam, fridge = Pose.from_xy_yaw(0.0, 0.0, 0.0), (3.6, 0.0)
+    sight = dp.FloorSight(_render(cam, [(fridge[0], fridge[1], 0.35, 0.35, 1.8)]), CAM, cam, 1.0)
+    hugging, beside = np.array([[3.75, 0.62]]), np.array([[3.6, 0.95]])
+    assert sight.seen(hugging).tolist() == [True]  # the floor there was read ...
+    assert floor_seen([sight], hugging, fridge, 0.35).tolist() == [False]  # ... but not under the disc's edge
+    assert floor_seen([sight], beside, fridge, 0.35).tolist() == [True]
+    assert floor_seen([], beside, fridge, 0.35).tolist() == [False]  # no record: the 2D test decides alone
