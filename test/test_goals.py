@@ -10,7 +10,7 @@ import pytest
 from vlkng_ros.core import depth as dp
 from vlkng_ros.core.config import AskConfig
 from vlkng_ros.core.geometry import RayAccumulator
-from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, Footprint, View, along_half_extent, clear_standoff,
+from vlkng_ros.core.goals import (DEFAULT_FOOTPRINT_RADIUS_M, Footprint, View, along_half_extent, clear_standoff, floor_seen,
                                   footprint_radius, near_surface, object_radius, standoff_goal)
 from vlkng_ros.core.model import CameraModel, Pose
 from vlkng_ros.eval.retrieval_metrics import goal_reach, score_question
@@ -661,3 +661,79 @@ def test_a_view_that_saw_no_floor_reads_what_stood_around_at_the_height_nearby_k
     assert goal.y < 1.3 - 0.3 or abs(goal.x) > half + 0.3  # the robot's disc off the toilet
     assert math.dist((goal.x, goal.y), sink) <= 1.5
     assert view.obstacles is not None and len(view.obstacles) > 0
+
+
+def _render(view: Pose, boxes, height_m: float = 1.0) -> np.ndarray:
+    """The depth image (CAM, level, ``height_m`` above the floor at ``view``) of a floor and solid
+    boxes ((centre x, centre y, half x, half y, top height) in the map); NaN where a ray meets none."""
+    v, u = np.mgrid[0:CAM.height, 0:CAM.width] + 0.5
+    x, y = (u - CAM.cx) / CAM.fx, (v - CAM.cy) / CAM.fy  # per unit of optical depth: right, down
+    c, s = math.cos(view.yaw), math.sin(view.yaw)
+    dx, dy, dz = c + x * s, s - x * c, -y  # the ray per metre of optical depth, in the map (z up)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        depth = np.where(y > 0, height_m / y, np.inf)
+        for bx, by, hx, hy, top in boxes:
+            lo = [(bx - hx - view.x) / dx, (by - hy - view.y) / dy, (0.0 - height_m) / dz]
+            hi = [(bx + hx - view.x) / dx, (by + hy - view.y) / dy, (top - height_m) / dz]
+            near = np.max([np.minimum(a, b) for a, b in zip(lo, hi)], axis=0)
+            far = np.min([np.maximum(a, b) for a, b in zip(lo, hi)], axis=0)
+            depth = np.where((near <= far) & (near > 0), np.minimum(depth, near), depth)
+    return np.where(np.isfinite(depth), depth, np.nan).astype(np.float32)
+
+
+SOFA, POUF = (0.0, 0.0, 1.0, 0.45, 0.85), (2.0, -0.8, 0.2, 0.2, 0.3)  # 2 x 0.9 m, 0.85 m high; 0.4 m, 0.3 m
+WALL = (0.0, 0.6, 4.0, 0.05, 2.5)  # behind the sofa
+
+
+def test_depth_reads_the_floor_where_a_ray_reached_it_over_low_furniture_not_on_or_behind_it():
+    """A camera at a sofa's end, a pouf on the floor between: the floor in front of the sofa beyond
+    the pouf is seen (the rays pass above the pouf); the sofa's seat, the pouf's top and the floor
+    in its shadow and behind the sofa are not; nothing beyond the range asked for."""
+    cam = Pose.from_xy_yaw(3.5, -0.8, math.pi)
+    sight = dp.FloorSight(_render(cam, [SOFA, POUF, WALL]), CAM, cam, 1.0)
+    pts = np.array([(0.0, -0.85), (-0.3, -0.9), (0.0, 0.0), (2.0, -0.8), (1.7, -0.8), (0.0, 0.8), (-3.0, -0.85)])
+    assert sight.seen(pts, 4.0).tolist() == [True, True, False, False, False, False, False]
+    assert sight.seen(pts[:1], 3.0).tolist() == [False]  # 3.5 m ahead
+    assert 0.1 < sight.blur_m(3.5) < 0.4  # a base this far before a floor point 3.5 m off reads as floor
+
+
+def test_the_goal_for_a_cushion_stands_on_the_floor_seen_free_in_front_of_the_sofa():
+    """A cushion on a sofa seen only from the sofa's end, a pouf between the camera and the floor in
+    front of the sofa: on the map, every segment from the camera to that floor crosses the pouf's
+    readings, so the old 2D test took it for hidden and the goal went to the sofa's end, 1.4 m off
+    the cushion. The camera's depth read that floor (its rays passed above the pouf): the goal stands
+    there, nearer, the robot's disc clear of both. A view without that record (an old memory, or
+    one whose depth read no floor there) gets the goal it got before."""
+    cushion = (0.0, 0.1)
+    cam = Pose.from_xy_yaw(3.5, -0.8, math.atan2(cushion[1] + 0.8, cushion[0] - 3.5))
+    readings = np.vstack([_box_points(b[:2], b[2], b[3]) for b in (SOFA, POUF, WALL)])
+    footprints = (_hull(_box_points(cushion, 0.25, 0.1), cam.yaw),)
+    front = math.dist((cam.x, cam.y), cushion) - 0.1
+
+    def goal(floor):
+        return standoff_goal(cushion, 0.3, [View(cam, 0.5, front, readings, floor)], 0.3, 0.35,
+                             max_from_object_m=1.5, footprints=footprints)
+
+    old = goal(None)
+    assert old.x > 1.0 and math.dist((old.x, old.y), cushion) > 1.2  # at the sofa's end
+    blind = dp.FloorSight(np.full((CAM.height, CAM.width), np.nan, np.float32), CAM, cam, 1.0)
+    assert (goal(blind).x, goal(blind).y) == (old.x, old.y)
+    new = goal(dp.FloorSight(_render(cam, [SOFA, POUF, WALL]), CAM, cam, 1.0))
+    assert new.y < -0.45 and abs(new.x) < 1.0  # in front of the sofa
+    assert math.dist((new.x, new.y), cushion) < math.dist((old.x, old.y), cushion) - 0.2
+    assert _disc_clear(new, SOFA[:2], SOFA[2], SOFA[3], 0.0) and _disc_clear(new, POUF[:2], POUF[2], POUF[3], 0.0)
+    assert _faces(new, cushion)
+
+
+def test_a_goal_beside_a_far_fridge_is_seen_free_only_where_its_disc_s_edge_was_seen_too():
+    """A 0.7 m fridge 3.6 m ahead: a rim point on the floor just past its corner reads as floor, yet
+    the robot's disc there would reach into the fridge: a candidate counts as seen free only where
+    the floor at its disc's edge toward the object (moved away by what the floor test cannot tell
+    apart) was read too."""
+    cam, fridge = Pose.from_xy_yaw(0.0, 0.0, 0.0), (3.6, 0.0)
+    sight = dp.FloorSight(_render(cam, [(fridge[0], fridge[1], 0.35, 0.35, 1.8)]), CAM, cam, 1.0)
+    hugging, beside = np.array([[3.75, 0.62]]), np.array([[3.6, 0.95]])
+    assert sight.seen(hugging).tolist() == [True]  # the floor there was read ...
+    assert floor_seen([sight], hugging, fridge, 0.35).tolist() == [False]  # ... but not under the disc's edge
+    assert floor_seen([sight], beside, fridge, 0.35).tolist() == [True]
+    assert floor_seen([], beside, fridge, 0.35).tolist() == [False]  # no record: the 2D test decides alone

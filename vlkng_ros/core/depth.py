@@ -685,6 +685,71 @@ def obstacle_points(depth: np.ndarray, camera: CameraModel, camera_height_m: flo
     return np.stack([x[keep], y[keep], z[keep]], axis=1)
 
 
+FLOOR_WINDOW_PX = 1  # a floor point is read from the depth pixels this far around where it projects (3 x 3)
+
+
+@dataclass(frozen=True)
+class FloorSight:
+    """One keyframe's depth as a record of where its camera SAW THE FLOOR: a camera ray that ended
+    on the floor at a place passed above everything between (a sofa's readings on the 2D line from
+    the camera to the floor in front of it do not hide that floor; its seat is not floor). Read
+    where it is asked (``seen``), from the depth stored with the keyframe: nothing more is kept."""
+
+    depth: np.ndarray  # float32 metres, NaN = none (``KeyframeDepths.get``)
+    camera: CameraModel
+    pose: Pose
+    camera_height_m: float  # the camera's height above that floor (``floor_height``, ``goals.camera_heights``)
+    pitch_rad: float = 0.0
+    noise: DepthNoise = DepthNoise()
+
+    def blur_m(self, range_m: float | np.ndarray) -> float | np.ndarray:
+        """How far (m) along its ray before a floor point ``range_m`` off a surface may stand and
+        still read as that floor (``seen``): the floor band's height over the ray's slope (its
+        height over its range) plus FLOOR_SIGMAS of the depth noise."""
+        return FLOOR_BAND_M * range_m / max(self.camera_height_m, 1e-3) + FLOOR_SIGMAS * self.noise.sigma(range_m)
+
+    def seen(self, points_xy: np.ndarray, max_range_m: float = 4.0) -> np.ndarray:
+        """Per map point of ``points_xy`` (K, 2): did this depth read the floor there? Its floor
+        point projects into the image no farther than ``max_range_m`` ahead, and of the valid
+        readings within FLOOR_WINDOW_PX of that pixel at least 2, and more than half, lie on the
+        floor plane (within FLOOR_BAND_M plus FLOOR_SIGMAS of the height error their depth noise
+        makes, as ``_without_floor``): a reading above it is something standing between."""
+        p = np.asarray(points_xy, dtype=float).reshape(-1, 2)
+        out = np.zeros(len(p), dtype=bool)
+        if p.size == 0:
+            return out
+        c, s = math.cos(self.pose.yaw), math.sin(self.pose.yaw)
+        dx, dy = p[:, 0] - self.pose.x, p[:, 1] - self.pose.y
+        ahead, right = dx * c + dy * s, dx * s - dy * c  # optical_to_map, inverted, the point on the floor
+        cp, sp, hc = math.cos(self.pitch_rad), math.sin(self.pitch_rad), self.camera_height_m
+        z, y = ahead * cp + hc * sp, hc * cp - ahead * sp
+        ok = (ahead > 0.0) & (ahead <= max_range_m) & (z > self.noise.min_m)
+        if not ok.any():
+            return out
+        h, w = self.depth.shape[:2]
+        sx, sy = w / float(self.camera.width), h / float(self.camera.height)
+        idx = np.flatnonzero(ok)
+        col = np.floor((self.camera.fx * right[idx] / z[idx] + self.camera.cx) * sx).astype(np.int64)
+        row = np.floor((self.camera.fy * y[idx] / z[idx] + self.camera.cy) * sy).astype(np.int64)
+        inside = (col >= 0) & (col < w) & (row >= 0) & (row < h)
+        idx, col, row = idx[inside], col[inside], row[inside]
+        if idx.size == 0:
+            return out
+        k = np.arange(-FLOOR_WINDOW_PX, FLOOR_WINDOW_PX + 1)
+        rr = np.broadcast_to(np.clip(row[:, None, None] + k[None, :, None], 0, h - 1), (len(idx), k.size, k.size))
+        cc = np.broadcast_to(np.clip(col[:, None, None] + k[None, None, :], 0, w - 1), rr.shape)
+        zr = self.depth[rr, cc].astype(np.float64).reshape(len(idx), -1)
+        slope = ((rr + 0.5) / sy - self.camera.cy).reshape(len(idx), -1) / self.camera.fy  # y / z of each pixel
+        with np.errstate(invalid="ignore"):
+            height = hc - zr * (slope * cp + sp)  # above the floor, as obstacle_points reads it
+            band = FLOOR_BAND_M + FLOOR_SIGMAS * np.abs(slope) * self.noise.sigma(zr)
+            valid = np.isfinite(zr) & (zr > 0.0)
+            floor = valid & (np.abs(height) < band)
+        n_floor, n_valid = floor.sum(axis=1), valid.sum(axis=1)
+        out[idx] = (n_floor >= 2) & (2 * n_floor > n_valid)
+        return out
+
+
 # --- point clouds --------------------------------------------------------------------------
 # sensor_msgs/PointField datatypes -> numpy kinds
 POINT_FIELD_TYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 8: "f8"}

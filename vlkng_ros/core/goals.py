@@ -38,6 +38,9 @@ or stops short wherever its costmap allows. The goal is instead a pose in free s
   plant's foliage gives too few, a camera that passed it dropped them: ``stood_free``);
   where views saw one end of an axis only, the object may reach as far beyond its centre as the
   seen face lies before it, and the disc keeps off that too (``Footprint.hidden``: a chair's back);
+  "seen free" is also where a view's depth read the floor at the goal and at its disc's edge toward
+  the object (``floor_seen``, ``depth.FloorSight``: the rays passed above a pouf or beside a sofa whose
+  readings lay on the 2D segment from the camera);
   the footprint of what the object rests on (``answer.supports_of``: the sofa under a cushion)
   keeps the goal's centre off it (its top is read too sparsely to block it; ``Footprint.clear``);
   a line's stand-off moves back along it until the disc clears the footprints too;
@@ -70,6 +73,7 @@ from .model import CameraModel, ObjectNode, Pose
 
 if TYPE_CHECKING:
     from .ask.graph_retrieval import Subgraph
+    from .depth import FloorSight
     from .ask.types import RankedFrame
     from .memory import Memory
 
@@ -108,6 +112,8 @@ class View:
     # the line toward its estimated centre; None: not measured
     obstacles: np.ndarray | None = None  # depth: (N, 2) map points of what stood in this keyframe's view
     # (``depth.obstacle_points``); None: not measured
+    floor: "FloorSight | None" = None  # depth: where this keyframe's camera saw the floor (``depth.FloorSight``);
+    # None: not known (the 2D test alone says what it saw free: ``corridor_free``)
 
 
 @dataclass(frozen=True)
@@ -260,7 +266,7 @@ def standoff_goal(obj_xy: tuple[float, float], radius_m: float, views: list[Pose
             reach = max_from_object_m if math.isfinite(max_from_object_m) else max(
                 (math.hypot(v.pose.x - ox, v.pose.y - oy) for v in vs), default=0.0)
             ring = ring_goal((ox, oy), [v.pose for v in vs if v.obstacles is not None], footprints, obstacles, body,
-                             reach, disc)
+                             reach, disc, [v.floor for v in vs if v.floor is not None])
             if ring is not None:
                 (ux, uy), t = ring
                 rank = goal_rank(t, True, max_from_object_m)
@@ -307,7 +313,7 @@ def _line_candidates(obj_xy: tuple[float, float], radius_m: float, vs: list[View
                 # blocked along the line (and a turned line could beat the nearest clear goal so far): turn it where
                 # this view saw
                 cands += [(w, ft, True) for w, ft in fan_standoff(
-                    (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, body)]
+                    (ox, oy), v.pose, s, min(t, nearest_clear), obstacles, body, v.floor)]
         if cands[0][1] > s_near:
             cands.append((u, s_near, False))
         for (ux, uy), t, clear in cands:
@@ -326,15 +332,16 @@ def _clear_of(footprints: tuple[Footprint, ...], xy: tuple[float, float], cleara
 
 
 def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tuple[Footprint, ...],
-              obstacles: np.ndarray, clearance_m: float, reach_m: float, disc: bool = True
-              ) -> tuple[tuple[float, float], float] | None:
+              obstacles: np.ndarray, clearance_m: float, reach_m: float, disc: bool = True,
+              sights: list["FloorSight"] = ()) -> tuple[tuple[float, float], float] | None:
     """The nearest candidate goal all round the object: on directions every RING_DEG from its
     centre, stand-offs STEP_M apart up to ``reach_m``, the robot's disc (``clearance_m``) outside every
     footprint's box (``Footprint.clear``; without ``disc``, its centre outside the measured octagon),
     from where each direction leaves them (``Footprint.standoff``: a bed's long side gives a goal
     half its width plus the disc off, not one off its end), and clear of what depth saw (as
-    ``clear_standoff``), and SEEN free by one of ``cameras`` (depth views; as ``fan_standoff``).
-    (direction, stand-off), or None. Checked nearest first, RING_CHUNK at a time: the first one
+    ``clear_standoff``), and SEEN free by one of ``cameras`` (depth views; as ``fan_standoff``) or
+    ``sights`` (where their depth read the floor, ``depth.FloorSight``: the 2D test takes a sofa
+    beside the line of sight for what hides the floor in front of it). (direction, stand-off), or None. Checked nearest first, RING_CHUNK at a time: the first one
     that passes ends it."""
     o = np.asarray(obj_xy, dtype=float)
     if not cameras or not footprints or reach_m <= 0.0:
@@ -367,6 +374,7 @@ def ring_goal(obj_xy: tuple[float, float], cameras: list[Pose], footprints: tupl
             look = ~seen & in_view(cam, pts[idx])
             if look.any():
                 seen[look] = corridor_free(c_xy, pts[idx[look]], lane)
+        seen |= floor_seen(sights, pts[idx], obj_xy, clearance_m, ~seen)
         if seen.any():
             i = idx[int(np.argmax(seen))]
             return (float(us[i, 0]), float(us[i, 1])), float(t[i])
@@ -402,12 +410,13 @@ def clear_standoff(obj_xy: tuple[float, float], u: tuple[float, float], s: float
 
 
 def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: float, obstacles: np.ndarray,
-                 clearance_m: float) -> list[tuple[tuple[float, float], float]]:
+                 clearance_m: float, sight: "FloorSight | None" = None) -> list[tuple[tuple[float, float], float]]:
     """Where the line of sight from ``camera`` is blocked before ``t_max``: the same line turned
     about the object's centre by +-FAN_DEG, on each the nearest stand-off from ``s`` (below
     ``t_max``) whose robot disc is clear of ``obstacles`` (as ``clear_standoff``) and that the
     camera SAW free: within SEEN_HALF_ANGLE_DEG of its heading and SEEN_RANGE_M, no reading
-    within SEEN_CORRIDOR_M of the segment to it. (direction, stand-off) per turned line that has one."""
+    within SEEN_CORRIDOR_M of the segment to it, or where its depth read the floor (``sight``,
+    ``depth.FloorSight``). (direction, stand-off) per turned line that has one."""
     o = np.asarray(obj_xy, dtype=float)
     c = np.array([camera.x, camera.y])
     base = math.atan2(c[1] - o[1], c[0] - o[0])
@@ -422,14 +431,17 @@ def fan_standoff(obj_xy: tuple[float, float], camera: Pose, s: float, t_max: flo
         u = np.array([math.cos(base + turn), math.sin(base + turn)])
         pts = o[None, :] + ts[:, None] * u[None, :]
         ok = in_view(camera, pts)
-        if not ok.any():
+        if not ok.any() and sight is None:
             continue
-        idx = np.flatnonzero(ok)
+        idx = np.arange(ts.size) if sight is not None else np.flatnonzero(ok)
         band = near[(np.abs(rel @ np.array([-u[1], u[0]])) < clearance_m) & (rel @ u > s - clearance_m)]
         idx = idx[_disc_hits(pts[idx], band, clearance_m) < MIN_OBSTACLE_POINTS]
         if idx.size == 0:
             continue
-        free = corridor_free(c, pts[idx], lane)
+        free = np.zeros(idx.size, dtype=bool)
+        if ok[idx].any():
+            free[ok[idx]] = corridor_free(c, pts[idx[ok[idx]]], lane)
+        free |= floor_seen([sight] if sight is not None else [], pts[idx], obj_xy, clearance_m, ~free)
         if free.any():  # nearest first: the first the camera saw free wins
             out.append(((float(u[0]), float(u[1])), float(ts[idx[int(np.argmax(free))]])))
     return out
@@ -448,6 +460,32 @@ def corridor_free(camera_xy: np.ndarray, points: np.ndarray, lane: np.ndarray) -
     along = np.clip((r @ to.T) / rng2[None, :], 0.0, 1.0)  # (M, K)
     gap = np.hypot(r[:, :1] - along * to[:, 0][None, :], r[:, 1:] - along * to[:, 1][None, :])
     return np.sum(gap < SEEN_CORRIDOR_M, axis=0) < MIN_OBSTACLE_POINTS
+
+
+def floor_seen(sights: list["FloorSight"], points: np.ndarray, centre: tuple[float, float], clearance_m: float,
+               ask: np.ndarray | None = None) -> np.ndarray:
+    """Per candidate goal of ``points`` (K, 2) (those ``ask`` marks; the rest False): did one of
+    ``sights`` (``depth.FloorSight``) read the floor where the robot would stand? There, and at its
+    disc's edge toward the object's ``centre`` (``clearance_m`` off), moved away from that camera
+    by what the floor test cannot tell from the floor (``FloorSight.blur_m``: 0.3 m at 3.6 m, where
+    a fridge's base 0.1 m before the floor point read as floor and the disc stood on the fridge).
+    No sights: none (the 2D test alone decides, ``corridor_free``)."""
+    out = np.zeros(len(points), dtype=bool)
+    todo = np.ones(len(points), dtype=bool) if ask is None else np.asarray(ask, dtype=bool).copy()
+    if not sights or not todo.any():
+        return out
+    to = np.asarray(centre, dtype=float)[None, :] - points
+    rim = points + clearance_m * to / np.maximum(np.linalg.norm(to, axis=1, keepdims=True), 1e-9)
+    for sight in sights:
+        idx = np.flatnonzero(todo)
+        if idx.size == 0:
+            break
+        ray = rim[idx] - np.array([sight.pose.x, sight.pose.y])
+        dist = np.maximum(np.linalg.norm(ray, axis=1), 1e-9)
+        edge = rim[idx] + (sight.blur_m(dist) / dist)[:, None] * ray
+        hit = sight.seen(points[idx], SEEN_RANGE_M) & sight.seen(edge, SEEN_RANGE_M)
+        out[idx[hit]], todo[idx[hit]] = True, False
+    return out
 
 
 def in_view(camera: Pose, points: np.ndarray) -> np.ndarray:
@@ -517,7 +555,7 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
     distance to its near surface toward its centre (``near_surface``); neither for boxes cut by
     the image's left or right border (the object goes on beyond it), no near surface for those
     cut by its bottom (the object's base, maybe its nearest part, is out of the image)."""
-    from .depth import KeyframeDepths, object_points, obstacle_points, optical_to_map
+    from .depth import FloorSight, KeyframeDepths, object_points, obstacle_points, optical_to_map
 
     obs = sorted(node.observations, key=lambda o: o.stamp_ns)
     if len(obs) > max_views:
@@ -554,7 +592,7 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
             views.append(View(pose))
             continue
         dist = math.hypot(pose.x - node.position[0], pose.y - node.position[1])
-        front = obstacles = None
+        front = obstacles = floor = None
         if depth is not None:
             # a box cut by the image's bottom hides the object's base, which may be its nearest part
             pts = object_points(depth, bbox, cam, noise, height, others.get((ob.tour_id, ob.stamp_ns), ())
@@ -563,7 +601,8 @@ def object_views(memory: "Memory", node: ObjectNode, max_views: int = MAX_VIEWS)
                 front = near_surface(optical_to_map(pts, pose, pitch), pose, node.position)
             if height:
                 obstacles = optical_to_map(obstacle_points(depth, cam, height, pitch), pose, pitch)
-        views.append(View(pose, (bbox[2] - bbox[0]) / cam.fx * dist, front, obstacles))
+                floor = FloorSight(depth, cam, pose, height, pitch, noise)
+        views.append(View(pose, (bbox[2] - bbox[0]) / cam.fx * dist, front, obstacles, floor))
     return views
 
 
