@@ -50,6 +50,9 @@ CASES = [
     ("not its head", "waste basket", ["basket"], "", False),
     ("filed under", "candle", ["lamp"], "", False),
     ("defined alike", "parasol", ["umbrella"], "", True),
+    ("part of one whole", "greenery", ["plant"], "", True),  # foliage, a part of plants only
+    ("holds alike", "waste basket", ["trash can"], "", True),  # both hold rubbish
+    ("genus named", "beaker", ["mug"], "", True),  # "a cup": the embedder's cup is a mug
     ("parts match", "media console", ["tv stand"], "", True),
     ("other heads", "exercise equipment", ["exercise bike"], "", True),
     ("stands out", "cup", ["mug"], "", True),

@@ -153,6 +153,27 @@ class Lexicon(Protocol):
         a "work surface"; a table's tabletop too. A perceiver names the whole it sees, not its top."""
         ...
 
+    def part_of_one_whole(self, term: str, whole: str) -> bool:
+        """Is the term (its commonest sense that is a thing, one with no kinds of its own), or the
+        nearest of what it is a kind of within ``ANCESTOR_DEPTH`` steps that WordNet lists as a part
+        of anything (part holonyms, ``#p``), a part of one whole only, ``whole`` in one of its
+        ``MAX_SENSES`` common senses, and does a definition on the way up name that whole?
+        "Greenery", "green foliage": foliage is "the main organ of photosynthesis ... in higher
+        *plants*", a plant organ, a plant part, which is a part of a plant and of nothing else. A
+        name the dictionary gives for such a part names the whole where it is seen. Not a drawer
+        (a part of chests, sideboards, desks ...), a keyboard (of a piano, an organ, a computer
+        ...), a countertop (a counter's before it is a tabletop, a table's), nor a "fruit", a class
+        of things (apples, pears ...) each seen and named apart."""
+        ...
+
+    def bare_genus(self, term: str) -> tuple[str, ...]:
+        """The names of what the term is a kind of, one step up, in those of its ``ANCESTOR_SENSES``
+        common senses that are things whose definition (first clause, less what it puts in
+        parentheses) is nothing but that kind's name: a "beaker" is "a cup (usually without a
+        handle)", a "box" "a (usually rectangular) container". The dictionary says the term is
+        another name of it; "a small sofa" (a settee) or "a large towel" say more."""
+        ...
+
     def unsure_link(self, term: str, other: str) -> bool:
         """Does ``other`` name the term (a name of it, a kind above or below it) only in senses
         other than its first, and its first of its own (the first synset it heads: "settee" heads
@@ -223,6 +244,12 @@ class NoLexicon:
 
     def unsure_link(self, term: str, other: str) -> bool:
         return False
+
+    def part_of_one_whole(self, term: str, whole: str) -> bool:
+        return False
+
+    def bare_genus(self, term: str) -> tuple[str, ...]:
+        return ()
 
     def base_form(self, term: str) -> str:
         return term.lower()
@@ -304,6 +331,56 @@ def defined_alike(lexicon: Lexicon, phrase: str, label: str, label_senses: int =
     # and of one kind a few steps up (a parasol and an umbrella are protective coverings): a
     # telescope, "a magnifier of *images* of *distant* objects", is no television
     return bool(set(lexicon.ancestors(phrase)) & set(lexicon.ancestors(label)))
+
+
+HOLDING_VERB = "contain"  # what a container is defined by: the nouns after "for", or after a verb the verb
+# lexicon gives as a name of this one ("holds rubbish", "bears", "carries")
+
+
+def holding_verbs(lexicon: Lexicon) -> set[str]:
+    """``HOLDING_VERB`` and the verbs the verb lexicon gives as its names ("hold", "bear", ...)."""
+    return {v for v, strength in lexicon.related_verbs(HOLDING_VERB).items() if strength >= SYNONYM_MIN}
+
+
+def what_it_holds(lexicon: Lexicon, gloss: str) -> set[str]:
+    """The distinctive nouns (``DISTINCTIVE_SHARE``, in ``definition_word`` form; no -ing or -ed
+    form of a verb) a definition gives as what its thing holds or is for: those after its "for" or
+    after a verb naming ``HOLDING_VERB`` ("for discarded paper and other *rubbish*", "a bin that
+    holds *rubbish*"), to the end of that clause."""
+    holding = holding_verbs(lexicon)
+    out: set[str] = set()
+    for clause in re.split(r"[;,(]", gloss.lower()):
+        toks = GLOSS_WORD.findall(clause)
+        at = next((i for i, t in enumerate(toks) if t == "for" or verb_base(lexicon, t) in holding), None)
+        if at is None:
+            continue
+        out |= {definition_word(t) for t in toks[at + 1:] if not t.endswith(("ing", "ed")) and t not in PURPOSE_FILLER
+                and lexicon.names_a_thing(t) is not None and lexicon.definition_share(definition_word(t)) <= DISTINCTIVE_SHARE}
+    return out
+
+
+def hold_alike(lexicon: Lexicon, a: str, b: str, senses: int = DEFINED_ALIKE_SENSES) -> bool:
+    """Does the dictionary define ``a`` (its commonest sense that is a thing) and ``b`` (one of its
+    ``senses`` commonest that are things) as holding, or being for, one distinctive thing
+    (``what_it_holds``, whole definitions), none of their own names or kinds, when both are kinds,
+    within ``ANCESTOR_DEPTH`` steps, of one thing whose definition says it holds (a container, "any
+    object that can be used to *hold* things")? A waste basket, "a container with an open top; for
+    discarded paper and other *rubbish*", and a trash can, "a bin that holds *rubbish* until it is
+    collected": two containers of one use. A bowl ("for holding food or liquids") and a glass ("for
+    holding liquids") share only an everyday word; a dresser ("for keeping clothes") and a wardrobe
+    ("storage space for clothes") are furniture, "furnishings that make a room ready for occupancy"."""
+    own = {definition_word(w) for term in (a, b) for name in (term, *lexicon.ancestors(term))
+           for w in GLOSS_WORD.findall(name.lower())}
+    mine = {w for g in lexicon.kind_definitions(a, 1, False) for w in what_it_holds(lexicon, g)} - own
+    if not mine:
+        return False
+    theirs = {w for g in lexicon.kind_definitions(b, senses, False) for w in what_it_holds(lexicon, g)}
+    if not mine & theirs:
+        return False
+    holding = holding_verbs(lexicon)
+    kinds = (set(lexicon.ancestors(a)) & set(lexicon.ancestors(b))) - {a, b}
+    return any(verb_base(lexicon, w) in holding for k in kinds for g in lexicon.glosses(k, 1)
+               for w in GLOSS_WORD.findall(g.lower()))
 
 
 GENUS_LINKS = frozenset(("for", "used", "to", "that", "which", "is", "being"))  # between a definition's genus and
@@ -711,6 +788,12 @@ class WordNetLexicon:
     def parts_named(self, term: str, modifier: str, head: str) -> tuple[str, ...]:
         return self._pair("part", term, f"{modifier} {head}", lambda t, _: self._parts_named(t, modifier, head))
 
+    def part_of_one_whole(self, term: str, whole: str) -> bool:
+        return self._pair("whole", term, whole, self._part_of_one_whole)
+
+    def bare_genus(self, term: str) -> tuple[str, ...]:
+        return self._pair("genus", term, "", lambda t, _: self._bare_genus(t))
+
     def _pair(self, kind: str, term: str, other: str, answer: Callable[[str, str], Any]) -> Any:
         """``answer(term, other)``, cached per pair (asked for each label of each candidate)."""
         key = (kind, _lemma_key(term), _lemma_key(other))
@@ -756,11 +839,54 @@ class WordNetLexicon:
                 log.warning("WordNet lookup of %r failed (%s)", term, e)
         return False
 
-    def _parts(self, offset: int) -> set[int]:
-        """The synsets WordNet lists as parts of the one at ``offset`` (its part meronyms, ``%p``)."""
+    def _part_of_one_whole(self, term: str, whole: str) -> bool:
+        with self._lock:
+            try:
+                mine = [o for o in self.senses(term)[1][:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:1]
+                theirs = set(self.senses(whole)[1][:MAX_SENSES])
+                heads = {h for o in theirs for lemma in self.synset(o).lemmas for h in kind_heads(lemma)}
+                if not mine or self.synset(mine[0]).hyponyms:
+                    return False  # a name of a class of things ("fruit": apples, pears ...), each seen and named apart
+                frontier = [(mine[0], self._said(mine[0]))]  # (synset, the words of the definitions on the way up)
+                for _ in range(ANCESTOR_DEPTH + 1):
+                    wholes = [(self._pointers(offset, "#p"), said) for offset, said in frontier]
+                    if any(found for found, _ in wholes):  # the nearest part on the way up decides
+                        return any(len(found) == 1 and found <= theirs and said & heads for found, said in wholes)
+                    frontier = [(up, said | self._said(up)) for offset, said in frontier for up in self.synset(offset).hypernyms]
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+        return False
+
+    def _bare_genus(self, term: str) -> tuple[str, ...]:
+        out: list[str] = []
+        with self._lock:
+            try:
+                for offset in self.senses(term)[1][:ANCESTOR_SENSES]:
+                    if self.synset(offset).lexfile not in TANGIBLE_LEXFILES:
+                        continue
+                    gloss = re.sub(r"\([^)]*\)", " ", self._data_line(offset).partition(" | ")[2].split(";")[0].lower())
+                    said = [w for w in GLOSS_WORD.findall(gloss) if w not in ("a", "an", "the")]
+                    for up in self.synset(offset).hypernyms:
+                        if any(said == GLOSS_WORD.findall(lemma) for lemma in self.synset(up).lemmas):
+                            out += self.synset(up).lemmas
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+        return tuple(dict.fromkeys(out))
+
+    def _said(self, offset: int) -> set[str]:
+        """The words of the synset's definition (first clause), in ``definition_word`` form."""
+        return definition_words(self._data_line(offset).partition(" | ")[2].split(";")[0])
+
+    def _pointers(self, offset: int, symbol: str) -> set[int]:
+        """The synsets the one at ``offset`` points to by ``symbol`` (``%p`` its parts, ``#p`` the
+        wholes it is a part of)."""
         f = self._data_line(offset).partition(" | ")[0].split()
         k = 4 + 2 * int(f[3], 16)
-        return {int(f[k + 2 + 4 * i]) for i in range(int(f[k])) if f[k + 1 + 4 * i] == "%p"}
+        return {int(f[k + 2 + 4 * i]) for i in range(int(f[k])) if f[k + 1 + 4 * i] == symbol}
+
+    def _parts(self, offset: int) -> set[int]:
+        """The synsets WordNet lists as parts of the one at ``offset`` (its part meronyms, ``%p``)."""
+        return self._pointers(offset, "%p")
 
     def _parts_named(self, term: str, modifier: str, head: str) -> tuple[str, ...]:
         out: list[str] = []

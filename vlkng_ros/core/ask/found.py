@@ -34,7 +34,12 @@ names the thing, drops or sets labels aside from the later readings, or scores t
   heads for one use (``_parts_match``, ``lexicon.same_purpose``: "shoe shelf", a shoe rack; rack and
   shelf both "for holding objects"), and a closed compound the lexicon lacks is read apart
   ("wineshelf": wine shelf). A compound the lexicon knows as no kind of its head noun is not a
-  thing seen under that head (``_not_its_head``: a "waste basket" is a container, not the basket);
+  thing seen under that head (``_not_its_head``: a "waste basket" is a container, not the basket).
+  Where the embedder also finds phrase and label alike beyond background, a name of a part of the
+  label's kind and of nothing else names it (``_part_names_whole``: "greenery", foliage, a plant
+  part), so do two containers defined as holding one distinctive thing (``_holds_alike``: a waste
+  basket and a trash can, rubbish), and a phrase defined as nothing but a genus the embedder finds
+  as the label (``_genus_named``: a "beaker", "a cup", and a mug);
 * otherwise the label's embedding similarity to the phrase must beat how similar *either* of them
   is to other everyday household things (``BACKGROUND``, a fixed list independent of any memory
   or world: for a small embedder unrelated household objects are already about 0.4-0.5 similar,
@@ -123,7 +128,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 import numpy as np
 
 from ..lexicon import (ANCESTOR_SENSES, HYPONYM_STRENGTH, SECONDARY_NAME_SHARE, defined_alike, definition_word, definition_words,
-                       defined_by_verb, defining_objects, handles_what_is_described, in_common_senses, is_kind_of,
+                       defined_by_verb, defining_objects, handles_what_is_described, hold_alike, in_common_senses, is_kind_of,
                        names_a_time, one_use_siblings, opposed, same_purpose, sibling_kinds, usage_words, verb_base)
 from .query import (COLORS, FUNCTION_WORDS, LIGHT_VERBS, MATERIALS, PARTICLES, PASSIVE_RE, PLACE_FOR_RE, singular,
                     words)
@@ -298,6 +303,20 @@ READINGS: tuple[Reading, ...] = (
                 "a parasol and an umbrella), whatever genus it gives each (``lexicon.defined_alike``), "
                 "or as two kinds of one thing for one use, which the embedder finds alike too: a "
                 "schoolbag, 'a bag for carrying', and a backpack, 'a bag carried' (``_one_use``)")),
+    Reading("part of one whole", NAMES, lambda r, q, lab: r._part_names_whole(q.phrase, lab), skips=SET_ASIDE, why=(
+        "the phrase names a part of the label's kind and of nothing else, and a definition on the way "
+        "up says whose part it is, the embedder agreeing: 'greenery', green foliage, a plant organ "
+        "'in higher plants', is the plant seen; not a drawer nor a keyboard, parts of many things "
+        "(``_part_names_whole``, ``Lexicon.part_of_one_whole``)")),
+    Reading("holds alike", NAMES, lambda r, q, lab: r._holds_alike(q.phrase, lab), skips=SET_ASIDE, why=(
+        "two kinds of one thing the dictionary defines as holding, or for, one distinctive thing, "
+        "the embedder agreeing: a 'waste basket', a container 'for discarded paper and other "
+        "rubbish', is the trash can, 'a bin that holds rubbish' (``_holds_alike``, "
+        "``lexicon.hold_alike``)")),
+    Reading("genus named", NAMES, lambda r, q, lab: r._genus_named(q.phrase, lab), skips=SET_ASIDE, why=(
+        "the phrase is defined as nothing but its genus, which the embedder finds as the label and the "
+        "dictionary does not relate to it, and the phrase itself is above background for the label: a "
+        "'beaker', 'a cup (usually without a handle)', is the mug a cup would find (``_genus_named``)")),
     Reading("parts match", NAMES, lambda r, q, lab: r._parts_match(q.phrase, lab), skips=(SIBLING,), why=(
         "a two-word compound the lexicon lacks and a two-word label, read by their parts: 'media "
         "console' is a 'tv stand', a 'shoe shelf' a 'shoe rack' (``_parts_match``); it reads the "
@@ -532,6 +551,46 @@ class FoundRule:
         one use the embedder does not relate are other things (a dining table and a coffee table
         are set aside as siblings before this)."""
         return one_use_siblings(self.lexicon, phrase, label) and self._stands_out(phrase, label) > 0.0
+
+    def _part_names_whole(self, phrase: str, label: str) -> bool:
+        """A part of one whole only, whose definitions name it (``Lexicon.part_of_one_whole``:
+        "greenery", foliage, a plant organ "in higher *plants*"), is a thing seen as that whole (the
+        label, or its head for a compound the lexicon lacks) when the embedder, too, finds the two
+        more alike than either is to unrelated household things (``_stands_out`` above 0:
+        greenery / plant 0.06). A perceiver names the plant it sees, not its foliage."""
+        lw = words(label)
+        whole = label if self.lexicon.names_a_thing(label) is not None else lw[-1]  # "potted plant": a plant
+        if not self.lexicon.part_of_one_whole(phrase, whole):
+            return False
+        return self._stands_out(phrase, label) > 0.0
+
+    def _holds_alike(self, phrase: str, label: str) -> bool:
+        """Two kinds of one thing the dictionary defines as holding one distinctive thing
+        (``lexicon.hold_alike``), which the embedder, too, finds more alike than either is to
+        unrelated household things (``_stands_out`` above 0): a waste basket, "a container ... for
+        discarded paper and other *rubbish*", and a trash can, "a bin that holds *rubbish*" (0.18
+        over background). Neither source alone: one shared word is what two different containers
+        may both mention, and the embedder relates any two containers."""
+        return hold_alike(self.lexicon, phrase, label, GLOSS_SENSES) and self._stands_out(phrase, label) > 0.0
+
+    def _genus_named(self, phrase: str, label: str) -> bool:
+        """The dictionary defines the phrase (one of its common senses that are things) as nothing
+        but what it is a kind of, one step up (``Lexicon.bare_genus``: a "beaker" is "a cup (usually
+        without a handle)"), and the embedder finds that genus as the label (``_stands_out`` at
+        least the margin: cup / mug) and the phrase itself above background for it (beaker / mug
+        0.11), though the dictionary relates neither to the label (WordNet files a mug under
+        drinking vessel, not cup). The phrase is another name of its genus, and is found where the
+        genus is. A "tumbler", "a glass with a flat bottom but no handle or stem", says more than its
+        genus; a "kettle", "a metal pot for stewing or boiling", too."""
+        if self._stands_out(phrase, label) <= 0.0:
+            return False
+        lw = words(label)
+        # a compound genus by its head, as a compound is matched against a label of another head
+        # (``_heads_match``): a dumbbell, "an exercising weight", is no "exercise machine" (the
+        # shared word 0.3 over background), a weight against a machine below it
+        return any(self._stands_out(words(k)[-1], label) >= self.margin
+                   and not any(self.lexicon.kind_steps(a, b) is not None for a, b in ((label, k), (lw[-1], k), (k, label)))
+                   for k in self.lexicon.bare_genus(phrase))
 
     def _heads_match(self, wanted: list[str], label: str) -> float:
         """A compound against a label with another head: its head against the label's. When the
