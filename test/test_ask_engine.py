@@ -227,6 +227,20 @@ def test_rooms_named_in_a_question_are_places(question, known, target, places, e
     assert not [r for r in pq.relations if r.ref in ("living", "laundry", "dining", "guest", "study")] or not known
 
 
+@pytest.mark.parametrize("question,target,attributes,places", [
+    # a thing named first and asked about as "it": the colon is lost to the words, so without the
+    # fronted phrase read back in, "console" and "room" met as a place, "console room"
+    ("The media console: which room was it in?", "media console", [], []),
+    ("The red mug: where did I see it?", "mug", ["red"], []),
+    ("The plant in the kitchen: where was it?", "plant", [], ["kitchen"]),
+])
+def test_a_thing_named_before_a_colon_is_what_it_asks_about(question, target, attributes, places):
+    from vlkng_ros.core.ask.query import parse_offline
+
+    pq = parse_offline(question)
+    assert (pq.target, pq.attributes, pq.places) == (target, attributes, places)
+
+
 def test_a_room_the_memory_knows_steers_the_search(tmp_path):
     """"The lamp in the study": with a study among the memory's places, the study's lamp, not
     the lamp nearest a thing called "study"."""
