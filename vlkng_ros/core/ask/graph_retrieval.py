@@ -651,11 +651,9 @@ class TourIndex:
 
     def _off_walked(self, node: ObjectNode) -> tuple[float, float | None, frozenset[str]] | None:
         """(the distance (m) from the object to the nearest walked floor, ``views_missed``, the kinds
-        of place whose views looked its way WALLED_VIEWS times or more and never saw it, a wall
-        between (``_views_toward``)): what
-        ``beyond_walked``, ``seen_through`` and ``place_shares`` read; None when the object has no
-        position or no keyframe has a place and a pose. Remembered per object until a tour's
-        keyframes change."""
+        of place with a wall between (``_views_toward``)): what ``beyond_walked``, ``seen_through``
+        and ``place_shares`` read; None when the object has no position or no keyframe has a place
+        and a pose. Remembered per object until a tour's keyframes change."""
         if node.position is None:
             return None
         tours, frames = self.memory.graph.tours(), node.frames
@@ -668,8 +666,7 @@ class TourIndex:
         near = self._nearest_places(node.position, tours, key)
         out = None
         if near:
-            missed, blind = self._views_toward(node)
-            out = (min(near.values()), missed, frozenset(p for p, n in blind.items() if n >= WALLED_VIEWS))
+            out = (min(near.values()), *self._views_toward(node))
         with self._lock:
             if key == self._walked_key:
                 self._walked[obj] = out
@@ -682,19 +679,20 @@ class TourIndex:
         no position, or no sighting from a posed keyframe."""
         return self._views_toward(node)[0]
 
-    def _views_toward(self, node: ObjectNode) -> tuple[float | None, dict[str, int]]:
-        """(``views_missed``, for each kind of place (lower case) from which no view saw the object
-        although it was seen from another, and all of whose views missing it is unlikely by chance
-        (WALL_CHANCE), how many of its views looked its way): one pass over the views."""
+    def _views_toward(self, node: ObjectNode) -> tuple[float | None, frozenset[str]]:
+        """(``views_missed``, the kinds of place (lower case) with a wall between them and the
+        object: no view from there saw it although one from another place did, at least
+        WALLED_VIEWS of theirs looked its way, and all of those missing it is unlikely by chance
+        (WALL_CHANCE)): one pass over the views."""
         if node.position is None:
-            return None, {}
+            return None, frozenset()
         px, py = node.position
         seen = {(tour, int(stamp)) for tour, stamp in node.frames}
-        seen_from = {str(f[0]).lower() for f in (self.frame(t, s) for t, s in seen) if f is not None and f[0]}
-        reach = max((math.dist(f[1], node.position) for f in (self.frame(t, s) for t, s in seen)
-                     if f is not None and f[1] is not None), default=None)
+        frames = [f for f in (self.frame(t, s) for t, s in seen) if f is not None]
+        seen_from = {str(f[0]).lower() for f in frames if f[0]}
+        reach = max((math.dist(f[1], node.position) for f in frames if f[1] is not None), default=None)
         if reach is None:
-            return None, {}
+            return None, frozenset()
         looked = unseen = 0
         blind: dict[str, int] = {}
         hits = {True: 0, False: 0}
@@ -717,8 +715,8 @@ class TourIndex:
         # the share of views from where it was seen that saw it: how likely a view that faces it is
         # to see it; a place whose views all missed it by chance at that rate is not walled off
         rate = (hits[True] + UNSEEN_PRIOR_VIEWS) / (sum(hits.values()) + 2.0 * UNSEEN_PRIOR_VIEWS)
-        blind = {p: n for p, n in blind.items() if (1.0 - rate) ** n <= WALL_CHANCE}
-        return (unseen + UNSEEN_PRIOR_VIEWS) / (looked + 2.0 * UNSEEN_PRIOR_VIEWS), blind
+        walled = frozenset(p for p, n in blind.items() if n >= WALLED_VIEWS and (1.0 - rate) ** n <= WALL_CHANCE)
+        return (unseen + UNSEEN_PRIOR_VIEWS) / (looked + 2.0 * UNSEEN_PRIOR_VIEWS), walled
 
     def seen_through(self, node: ObjectNode) -> str:
         """The kind of place (lower case) the object was seen from when it clearly stands beyond

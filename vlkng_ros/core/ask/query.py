@@ -56,13 +56,13 @@ way while during then than so if else right exactly time times colour color made
 """.split())
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-# "Where can I sit to put on my shoes?": a question for a place to DO something. Its words after
-# the subject are one activity ("put on", "work on" are verbs with particles, not relations).
-# "The media console: which room was it in?": a thing named first, then asked about as "it" (at most
-# five words before the colon); read as "which room was the media console in?". Without this the
-# colon is lost and "console" and "room" meet as a kind of place, "console room".
+# "The media console: which room was it in?": a thing named first (a determiner and at most five
+# words before the colon), then asked about as "it"; read as "which room was the media console in?".
+# Without this the colon is lost and "console" and "room" meet as a kind of place, "console room".
 FRONTED_RE = re.compile(r"^\s*((?:the|a|an|my|our|your|that|this)(?:\s+[^\s:?!.]+){1,5})\s*:\s*(.+)$", re.I)
 IT_RE = re.compile(r"\bit\b", re.I)
+# "Where can I sit to put on my shoes?": a question for a place to DO something. Its words after
+# the subject are one activity ("put on", "work on" are verbs with particles, not relations).
 ACTIVITY_RE = re.compile(r"^\s*where\s+(?:can|could|should|would|might|do)\s+(?:i|we)\s+(.+)$", re.I)
 # "A comfy spot to *read a book*", "a good place to *do paperwork*": a place named only by what is
 # done there asks for the activity, not for a thing (the book)
