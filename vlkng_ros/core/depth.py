@@ -520,6 +520,13 @@ def _flying(region: np.ndarray, noise: DepthNoise) -> np.ndarray:
     return out
 
 
+def floor_band(slope: np.ndarray, depth: np.ndarray, noise: DepthNoise) -> np.ndarray:
+    """How far (m) above or below the floor plane a reading may lie and still be floor: FLOOR_BAND_M
+    plus FLOOR_SIGMAS of the height error its depth noise makes (a reading ``slope`` = (v - cy) / fy
+    below the optical axis at ``depth`` is off in height by slope times the depth's sigma)."""
+    return FLOOR_BAND_M + FLOOR_SIGMAS * np.abs(slope) * noise.sigma(depth)
+
+
 def _without_floor(region: np.ndarray, rows: np.ndarray, sy: float, camera: CameraModel,
                    camera_height_m: float, noise: DepthNoise) -> np.ndarray:
     """``region`` with readings on the floor plane set to NaN: within FLOOR_BAND_M of it plus
@@ -527,12 +534,11 @@ def _without_floor(region: np.ndarray, rows: np.ndarray, sy: float, camera: Came
     below the axis is off by (v - cy) / fy * sigma(z): far away, the floor just in front of an
     object, inside its box, scatters over the object's depths)."""
     rows = (np.asarray(rows)[: region.shape[0]] + 0.5) / sy  # the region's rows (depth image rows)
-    slope = np.abs((rows - camera.cy) / camera.fy)[:, None]
-    below = ((rows - camera.cy) / camera.fy)[:, None] * region  # metres below the optical axis
+    slope = ((rows - camera.cy) / camera.fy)[:, None]  # tan of each row's angle below the axis
+    below = slope * region  # metres below the optical axis
     out = region.copy()
     with np.errstate(invalid="ignore"):
-        band = FLOOR_BAND_M + FLOOR_SIGMAS * slope * noise.sigma(region)
-        out[np.abs(below - camera_height_m) < band] = np.nan
+        out[np.abs(below - camera_height_m) < floor_band(slope, region, noise)] = np.nan
     return out
 
 
@@ -556,7 +562,7 @@ def _top_surface(full: np.ndarray, inside: np.ndarray, rows: np.ndarray, sy: flo
     with np.errstate(invalid="ignore"):
         height = camera_height_m - slope * full
     with np.errstate(invalid="ignore"):
-        tol = FLOOR_BAND_M + FLOOR_SIGMAS * np.abs(slope) * noise.sigma(full)
+        tol = floor_band(slope, full, noise)
     first = np.where(inside.any(axis=0), np.argmax(inside, axis=0), -1)  # each column's topmost object row
     dv = float(np.median(np.diff(rows))) if rows.size > 1 else 1.0
     cols = np.flatnonzero(first > 0)
@@ -742,7 +748,7 @@ class FloorSight:
         slope = ((rr + 0.5) / sy - self.camera.cy).reshape(len(idx), -1) / self.camera.fy  # y / z of each pixel
         with np.errstate(invalid="ignore"):
             height = hc - zr * (slope * cp + sp)  # above the floor, as obstacle_points reads it
-            band = FLOOR_BAND_M + FLOOR_SIGMAS * np.abs(slope) * self.noise.sigma(zr)
+            band = floor_band(slope, zr, self.noise)
             valid = np.isfinite(zr) & (zr > 0.0)
             floor = valid & (np.abs(height) < band)
         n_floor, n_valid = floor.sum(axis=1), valid.sum(axis=1)

@@ -731,7 +731,7 @@ class WordNetLexicon:
                     if path is None:
                         continue
                     found = False
-                    said = definition_words(self._data_line(offset).partition(" | ")[2].split(";")[0])
+                    said = self._said(offset)
                     # a compound name calls it by its head as a definition would: an "acoustic
                     # guitar", defined only as "sound is not amplified by electrical means"
                     said |= {definition_word(w[-1]) for w in (GLOSS_WORD.findall(lemma.lower()) for lemma in self.synset(offset).lemmas)
@@ -830,8 +830,7 @@ class WordNetLexicon:
                 for offset in mine:
                     if not self._parts(offset) & theirs:
                         continue
-                    gloss = self._data_line(offset).partition(" | ")[2]
-                    said = WITH_PHRASE.search(gloss.split(";")[0].lower())
+                    said = WITH_PHRASE.search(self._first_clause(offset).lower())
                     last = GLOSS_WORD.findall(said.group(1))[-1] if said else ""
                     if last and {definition_word(last), definition_word(self.senses(last)[0])} & heads:
                         return True  # "shelves": noun.exc's shelf
@@ -864,7 +863,7 @@ class WordNetLexicon:
                 for offset in self.senses(term)[1][:ANCESTOR_SENSES]:
                     if self.synset(offset).lexfile not in TANGIBLE_LEXFILES:
                         continue
-                    gloss = re.sub(r"\([^)]*\)", " ", self._data_line(offset).partition(" | ")[2].split(";")[0].lower())
+                    gloss = re.sub(r"\([^)]*\)", " ", self._first_clause(offset).lower())
                     said = [w for w in GLOSS_WORD.findall(gloss) if w not in ("a", "an", "the")]
                     for up in self.synset(offset).hypernyms:
                         if any(said == GLOSS_WORD.findall(lemma) for lemma in self.synset(up).lemmas):
@@ -873,9 +872,13 @@ class WordNetLexicon:
                 log.warning("WordNet lookup of %r failed (%s)", term, e)
         return tuple(dict.fromkeys(out))
 
+    def _first_clause(self, offset: int) -> str:
+        """The synset's definition up to its first ";" (its examples and further clauses follow)."""
+        return self._data_line(offset).partition(" | ")[2].split(";")[0]
+
     def _said(self, offset: int) -> set[str]:
         """The words of the synset's definition (first clause), in ``definition_word`` form."""
-        return definition_words(self._data_line(offset).partition(" | ")[2].split(";")[0])
+        return definition_words(self._first_clause(offset))
 
     def _pointers(self, offset: int, symbol: str) -> set[int]:
         """The synsets the one at ``offset`` points to by ``symbol`` (``%p`` its parts, ``#p`` the
