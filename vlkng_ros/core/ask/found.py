@@ -1287,10 +1287,32 @@ class FoundRule:
             return {o: 1.0 for o in targets}, False
         scores = self._of_kind(sub, pq, {o: self.match_node(pq.target, sub.objects[o]) for o in targets})
         if not any(v >= self.margin for v in scores.values()):
+            scores.update(self._rest(sub, pq, targets))
+        if not any(v >= self.margin for v in scores.values()):
             kinds = self.kind_for_use(sub, pq, targets)
             if kinds:
                 return {o: 1.0 for o in kinds}, False
         return scores, True
+
+    def _rest(self, sub: "Subgraph", pq: "ParsedQuery", checked: list[str]) -> dict[str, float]:
+        """When none of the ``checked`` targets is the thing named, the targets retrieval ranked
+        below them and the objects it offered (``Subgraph.offered``: the labels nearest the phrase),
+        each with its ``match``, read once per label list and description; an offered one that is
+        the thing becomes a target (``Subgraph.take``)."""
+        pool = [o for o in sub.targets() if o not in checked] + [o for o in sub.offers(self._vecs([pq.target])[0]) if o not in sub.objects]
+        read: dict[tuple, float] = {}
+        out: dict[str, float] = {}
+        for o in pool:
+            node = sub.node(o)
+            key = (tuple(_labels(node)), node.description)
+            if key not in read:
+                read[key] = self.match_node(pq.target, node)
+            out[o] = read[key]
+        out = self._of_kind(sub, pq, out)
+        for o, v in out.items():
+            if v >= self.margin:
+                sub.take(o)
+        return out
 
     def _kind_asked(self, pq: "ParsedQuery") -> str:
         """The kind a "<kind> for/to <use>" question (``KIND_FOR_RE``) names in its target, or ""."""
@@ -1306,7 +1328,7 @@ class FoundRule:
         kind = self._kind_asked(pq)
         if not kind:
             return scores
-        return {o: v for o, v in scores.items() if any(self.names(lab, kind) for lab in _labels(sub.objects[o]))}
+        return {o: v for o, v in scores.items() if any(self.names(lab, kind) for lab in _labels(sub.node(o)))}
 
     def kind_for_use(self, sub: "Subgraph", pq: "ParsedQuery", targets: list[str]) -> list[str]:
         """A thing named by its kind and what it is for ("a comfy *seat for reading*", "a good
