@@ -113,6 +113,18 @@ def test_what_removes_labels_runs_before_what_reads_them():
         check_readings((replace(READINGS[0], effect="maybe"),))
 
 
+def test_a_part_whose_definition_names_the_label_is_found_where_its_whole_is(rule, monkeypatch):
+    """"White lampshade" got no goal on a read generated tour (721): the lamp was seen as "light".
+    A lampshade, "a ... shade used to screen a *light* bulb", is a part of a lamp only, and a lamp
+    and a light are both "a source of illumination"; the embedder puts the two 0.08 over
+    background, under the margin alone. Not so a candle (filed under lamp, not one), nor a vase."""
+    assert _found(rule, "lampshade", ["light"], "")
+    assert not _found(rule, "lampshade", ["vase"], "")
+    assert not _found(rule, "lampshade", ["candle"], "")
+    monkeypatch.setattr(found, "READINGS", tuple(r for r in READINGS if r.name != "part of one whole"))
+    assert not _found(rule, "lampshade", ["light"], "")
+
+
 def test_a_row_that_sets_labels_aside_keeps_them_from_the_scores(rule, monkeypatch):
     """"Waste basket" and a thing seen as "basket": set aside (not its head), the shared word is
     never scored; run after the scores, the embedder's 0.35 over background would find it."""

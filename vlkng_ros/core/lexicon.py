@@ -166,6 +166,13 @@ class Lexicon(Protocol):
         of things (apples, pears ...) each seen and named apart."""
         ...
 
+    def part_whole(self, term: str) -> tuple[tuple[str, ...], frozenset[str]]:
+        """(the names of the one whole the term is a part of, the words of the definitions on the
+        way up, ``definition_word`` form), read as ``part_of_one_whole`` reads them, whatever that
+        whole is; ((), frozenset()) when the nearest part relation is to several wholes or none.
+        "Lampshade", "a protective ornamental shade used to screen a light bulb ...": a lamp's."""
+        ...
+
     def bare_genus(self, term: str) -> tuple[str, ...]:
         """The names of what the term is a kind of, one step up, in those of its ``ANCESTOR_SENSES``
         common senses that are things whose definition (first clause, less what it puts in
@@ -247,6 +254,9 @@ class NoLexicon:
 
     def part_of_one_whole(self, term: str, whole: str) -> bool:
         return False
+
+    def part_whole(self, term: str) -> tuple[tuple[str, ...], frozenset[str]]:
+        return (), frozenset()
 
     def bare_genus(self, term: str) -> tuple[str, ...]:
         return ()
@@ -791,6 +801,9 @@ class WordNetLexicon:
     def part_of_one_whole(self, term: str, whole: str) -> bool:
         return self._pair("whole", term, whole, self._part_of_one_whole)
 
+    def part_whole(self, term: str) -> tuple[tuple[str, ...], frozenset[str]]:
+        return self._pair("part whole", term, "", lambda t, _: self._part_whole(t))
+
     def bare_genus(self, term: str) -> tuple[str, ...]:
         return self._pair("genus", term, "", lambda t, _: self._bare_genus(t))
 
@@ -841,20 +854,38 @@ class WordNetLexicon:
     def _part_of_one_whole(self, term: str, whole: str) -> bool:
         with self._lock:
             try:
-                mine = [o for o in self.senses(term)[1][:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:1]
                 theirs = set(self.senses(whole)[1][:MAX_SENSES])
                 heads = {h for o in theirs for lemma in self.synset(o).lemmas for h in kind_heads(lemma)}
-                if not mine or self.synset(mine[0]).hyponyms:
-                    return False  # a name of a class of things ("fruit": apples, pears ...), each seen and named apart
-                frontier = [(mine[0], self._said(mine[0]))]  # (synset, the words of the definitions on the way up)
-                for _ in range(ANCESTOR_DEPTH + 1):
-                    wholes = [(self._pointers(offset, "#p"), said) for offset, said in frontier]
-                    if any(found for found, _ in wholes):  # the nearest part on the way up decides
-                        return any(len(found) == 1 and found <= theirs and said & heads for found, said in wholes)
-                    frontier = [(up, said | self._said(up)) for offset, said in frontier for up in self.synset(offset).hypernyms]
+                return any(len(found) == 1 and found <= theirs and said & heads for found, said in self._nearest_wholes(term))
             except (OSError, ValueError, IndexError, KeyError) as e:
                 log.warning("WordNet lookup of %r failed (%s)", term, e)
         return False
+
+    def _part_whole(self, term: str) -> tuple[tuple[str, ...], frozenset[str]]:
+        with self._lock:
+            try:
+                wholes = self._nearest_wholes(term)
+                if len(wholes) == 1 and len(wholes[0][0]) == 1:
+                    return self.synset(next(iter(wholes[0][0]))).lemmas, frozenset(wholes[0][1])
+            except (OSError, ValueError, IndexError, KeyError) as e:
+                log.warning("WordNet lookup of %r failed (%s)", term, e)
+        return (), frozenset()
+
+    def _nearest_wholes(self, term: str) -> list[tuple[set[int], set[str]]]:
+        """The term's commonest sense that is a thing, when it has no kinds of its own, and each of
+        what it is a kind of within ``ANCESTOR_DEPTH`` steps, up to the nearest that WordNet lists
+        as a part of anything: (the wholes of each of those, the words of the definitions on the
+        way up to it). [] when it has kinds, or none is a part (the caller holds the lock)."""
+        mine = [o for o in self.senses(term)[1][:MAX_SENSES] if self.synset(o).lexfile in TANGIBLE_LEXFILES][:1]
+        if not mine or self.synset(mine[0]).hyponyms:
+            return []  # a name of a class of things ("fruit": apples, pears ...), each seen and named apart
+        frontier = [(mine[0], self._said(mine[0]))]  # (synset, the words of the definitions on the way up)
+        for _ in range(ANCESTOR_DEPTH + 1):
+            wholes = [(self._pointers(offset, "#p"), said) for offset, said in frontier]
+            if any(found for found, _ in wholes):  # the nearest part on the way up decides
+                return [(found, said) for found, said in wholes if found]
+            frontier = [(up, said | self._said(up)) for offset, said in frontier for up in self.synset(offset).hypernyms]
+        return []
 
     def _bare_genus(self, term: str) -> tuple[str, ...]:
         out: list[str] = []

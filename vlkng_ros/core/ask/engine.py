@@ -139,12 +139,14 @@ class AskEngine:
         # "first saw X": the earliest sighting may be a fragment; any competing duplicate may hold the goal
         time_rivals = prefer_by_time(sub, pq, self._labels.same_kind)
         # a thing beyond every walked room is in no walked room, not in the one it was seen from
-        sub.rooms = {o: self._tours.main_place(n).lower() or (UNWALKED if self._tours.seen_through(n) else "")
-                     for o, n in sub.objects.items()}
+        sub.rooms = {o: self._room(n) for o, n in sub.objects.items()}
         unentered = next((p for p in pq.places if p not in known), "")  # a room no keyframe was taken in
         beyond = self._beyond(unentered, sub)
         targets = (decide_found(self.found_rule, sub, pq) if mode != "lexical"
                    else [o for o in sub.targets() if sub.relevance.get(o, 0.0) >= floor])
+        for oid in targets:  # an object retrieval offered that the found rule took
+            if oid not in sub.rooms:
+                sub.rooms[oid] = self._room(sub.objects[oid])
         if pq.target:  # of two things called the asked name, the one called so most often leads, among
             # those seen as asked alike (mostly in the asked colour before once in it); a name never
             # given ("easy chair") counts the name the best target was found under ("armchair")
@@ -209,6 +211,10 @@ class AskEngine:
                          found=found, frames=frames, goal=goal, goal_source=goal_source, target_position=target_xy,
                          target_object_id=target_id if found else "", evidence_objects=objs,
                          evidence_relations=rels, timings_s=timings, prompt_tokens=tokens, mode=mode), sub
+
+    def _room(self, node) -> str:
+        """``Subgraph.rooms`` of an object: its kind of place, or UNWALKED beyond every walked room."""
+        return self._tours.main_place(node).lower() or (UNWALKED if self._tours.seen_through(node) else "")
 
     # ------------------------------------------------------------------------------------------
     def _retrieve(self, pq: ParsedQuery, mode: str) -> tuple[Subgraph, int | None]:

@@ -307,7 +307,9 @@ READINGS: tuple[Reading, ...] = (
         "the phrase names a part of the label's kind and of nothing else, and a definition on the way "
         "up says whose part it is, the embedder agreeing: 'greenery', green foliage, a plant organ "
         "'in higher plants', is the plant seen; not a drawer nor a keyboard, parts of many things "
-        "(``_part_names_whole``, ``Lexicon.part_of_one_whole``)")),
+        "(``_part_names_whole``, ``Lexicon.part_of_one_whole``); or a part of one whole the label "
+        "names or is defined alike, whose definition names the label: a 'lampshade', 'to screen a "
+        "light bulb', a lamp's, is the light seen (``_part_of_named``)")),
     Reading("holds alike", NAMES, lambda r, q, lab: r._holds_alike(q.phrase, lab), skips=SET_ASIDE, why=(
         "two kinds of one thing the dictionary defines as holding, or for, one distinctive thing, "
         "the embedder agreeing: a 'waste basket', a container 'for discarded paper and other "
@@ -561,8 +563,22 @@ class FoundRule:
         lw = words(label)
         whole = label if self.lexicon.names_a_thing(label) is not None else lw[-1]  # "potted plant": a plant
         if not self.lexicon.part_of_one_whole(phrase, whole):
-            return False
+            return self._part_of_named(phrase, label)
         return self._stands_out(phrase, label) > 0.0
+
+    def _part_of_named(self, phrase: str, label: str) -> bool:
+        """A part of one whole only (``Lexicon.part_whole``) whose definitions on the way up name
+        the label, every word of it, where the whole is what the label names (``names``) or is
+        defined alike (``gloss_match`` at least the margin), the embedder agreeing (``_stands_out``
+        above 0): a "lampshade", "a ... shade used to screen a *light* bulb", a lamp's part, is a
+        thing seen as "light" (lamp and light: both "a source of illumination"; lampshade / light
+        0.08). Three sources, each alone too weak: a part's definition names what it serves, and
+        the dictionary files a lamp and a light apart."""
+        names, said = self.lexicon.part_whole(phrase)
+        if not names or not {definition_word(w) for w in words(label)} <= said:
+            return False
+        return self._stands_out(phrase, label) > 0.0 and any(
+            self.names(label, name) or self.gloss_match(name, [label]) >= self.margin for name in names)
 
     def _holds_alike(self, phrase: str, label: str) -> bool:
         """Two kinds of one thing the dictionary defines as holding one distinctive thing
@@ -1287,10 +1303,32 @@ class FoundRule:
             return {o: 1.0 for o in targets}, False
         scores = self._of_kind(sub, pq, {o: self.match_node(pq.target, sub.objects[o]) for o in targets})
         if not any(v >= self.margin for v in scores.values()):
+            scores.update(self._rest(sub, pq, targets))
+        if not any(v >= self.margin for v in scores.values()):
             kinds = self.kind_for_use(sub, pq, targets)
             if kinds:
                 return {o: 1.0 for o in kinds}, False
         return scores, True
+
+    def _rest(self, sub: "Subgraph", pq: "ParsedQuery", checked: list[str]) -> dict[str, float]:
+        """When none of the ``checked`` targets is the thing named, the targets retrieval ranked
+        below them and the objects it offered (``Subgraph.offered``: the labels nearest the phrase),
+        each with its ``match``, read once per label list and description; an offered one that is
+        the thing becomes a target (``Subgraph.take``)."""
+        pool = [o for o in sub.targets() if o not in checked] + [o for o in sub.offers(self._vecs([pq.target])[0]) if o not in sub.objects]
+        read: dict[tuple, float] = {}
+        out: dict[str, float] = {}
+        for o in pool:
+            node = sub.node(o)
+            key = (tuple(_labels(node)), node.description)
+            if key not in read:
+                read[key] = self.match_node(pq.target, node)
+            out[o] = read[key]
+        out = self._of_kind(sub, pq, out)
+        for o, v in out.items():
+            if v >= self.margin:
+                sub.take(o)
+        return out
 
     def _kind_asked(self, pq: "ParsedQuery") -> str:
         """The kind a "<kind> for/to <use>" question (``KIND_FOR_RE``) names in its target, or ""."""
@@ -1306,7 +1344,7 @@ class FoundRule:
         kind = self._kind_asked(pq)
         if not kind:
             return scores
-        return {o: v for o, v in scores.items() if any(self.names(lab, kind) for lab in _labels(sub.objects[o]))}
+        return {o: v for o, v in scores.items() if any(self.names(lab, kind) for lab in _labels(sub.node(o)))}
 
     def kind_for_use(self, sub: "Subgraph", pq: "ParsedQuery", targets: list[str]) -> list[str]:
         """A thing named by its kind and what it is for ("a comfy *seat for reading*", "a good

@@ -196,6 +196,8 @@ class Retriever:
                 sub.scores[oid] = 0.5 * s
         sub.relations = [r for r in rels if r.subject in sub.objects and r.object in sub.objects]
         expand(self.memory, sub, self.cfg)
+        if pq.target and self.use_vectors:  # GR stays the graph-only baseline it is compared as
+            sub.offer_from = self.labels.offer
         return sub
 
     def spatial_cues(self, pq: ParsedQuery) -> tuple[list[RelationCue], str]:

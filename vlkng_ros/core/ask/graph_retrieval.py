@@ -101,6 +101,17 @@ SAME_KIND_MIN = 0.7  # label cosine above which two labels may name one object (
 LEXICON_EMBED_TIEBREAK = 0.1  # among lexicon-related labels, embedding similarity breaks ties
 OBSERVATION_WEIGHT = 0.04  # x log(1 + sightings): ten tours 0.08 -> 0.04: Acc@1 0.894 -> 0.897, goal 0.878 -> 0.883
 MAX_KIND_VARIANTS = 8  # rewritten activity phrases compared with the affordances, at most
+# A thing named by a word the memory did not use ("media console" for the "tv stand") may be ranked
+# below the targets the found rule checks, or not at all: the fused ranking counts description
+# and affordance matches, and the label itself is under LABEL_BEST_MIN (tv stand 0.32, 4th of 42
+# labels in 722's memory). Retrieval therefore also offers the objects of the OFFER_LABELS labels
+# nearest the phrase by the text embedder (one matrix product with the cached label vectors, one
+# indexed lookup per label), the OFFER_PER_LABEL objects most recently given each, which the found
+# rule reads only when it accepts none of the targets (``FoundRule._rest``): a bounded number, so
+# the cost does not grow with the memory (on read memories 720-722, 723 and 725: 24 ms median
+# where it runs, 106 of 238 questions, nearly all of them about things never seen).
+OFFER_LABELS = 6
+OFFER_PER_LABEL = 3
 
 
 def relevance_floor(embedder_name: str) -> float:
@@ -139,6 +150,30 @@ class Subgraph:
     roles: dict[str, str] = field(default_factory=dict)  # target | reference | context
     relations: list[Relation] = field(default_factory=list)
     rooms: dict[str, str] = field(default_factory=dict)  # kind of place each object is in (TourIndex.main_place)
+    # objects of the labels nearest the asked name that retrieval did not rank (OFFER_LABELS), read
+    # only when the found rule asks for them (``offers``); not evidence until it takes one (``take``)
+    offer_from: "Callable[[np.ndarray], list[ObjectNode]] | None" = None
+    offered: dict[str, ObjectNode] = field(default_factory=dict)
+
+    def offers(self, phrase_vec: np.ndarray) -> list[str]:
+        """The ids of the objects retrieval offers beyond its ranking, for the asked name's text
+        embedding (read once, then kept)."""
+        if self.offer_from is not None:
+            for node in self.offer_from(phrase_vec):
+                if node.id not in self.objects:
+                    self.offered.setdefault(node.id, node)
+            self.offer_from = None
+        return list(self.offered)
+
+    def node(self, oid: str) -> ObjectNode:
+        """An object of the subgraph or one offered to it."""
+        return self.objects[oid] if oid in self.objects else self.offered[oid]
+
+    def take(self, oid: str) -> None:
+        """An offered object becomes a target (the found rule accepted it), ranked last."""
+        if oid not in self.objects:
+            self.objects[oid] = self.offered.pop(oid)
+            self.scores[oid], self.relevance[oid], self.roles[oid] = 0.0, 0.0, "target"
 
     def ordered_ids(self) -> list[str]:
         return sorted(self.objects, key=lambda o: -self.scores.get(o, 0.0))
@@ -283,6 +318,22 @@ class LabelIndex:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.memory.text_embedder.embed_texts(texts)
+
+    def nearest_labels(self, phrase_vec: np.ndarray, k: int) -> list[str]:
+        """The ``k`` labels in memory nearest the phrase by the text embedder, nearest first."""
+        vocab, mat = self.vocabulary()
+        if mat is None or k <= 0:
+            return []
+        sims = mat @ phrase_vec
+        return [vocab[i] for i in np.argsort(-sims, kind="stable")[:k]]
+
+    def offer(self, phrase_vec: np.ndarray) -> list[ObjectNode]:
+        """What retrieval offers the found rule for a named thing (see OFFER_LABELS): per label
+        nearest the phrase (its text embedding), the OFFER_PER_LABEL objects most recently given it."""
+        out: list[ObjectNode] = []
+        for lab in self.nearest_labels(phrase_vec, OFFER_LABELS):
+            out += self.memory.graph.objects_by_label([lab], limit=OFFER_PER_LABEL)
+        return out
 
     def label_vectors(self, labels: list[str]) -> np.ndarray:
         missing = [lab for lab in labels if lab not in self._vecs]
