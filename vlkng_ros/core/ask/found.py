@@ -276,11 +276,13 @@ READINGS: tuple[Reading, ...] = (
         "modifier with a label defined as a kind of what the compound's head handles (a 'soap pump', "
         "a soap dispenser), or names a part of the label the embedder finds alike (a 'worktop', "
         "work top: a counter's countertop) (``_made_with_part``)")),
-    Reading(OTHER_KIND, SETS_ASIDE, lambda r, q, lab: _other_head(q.wanted, words(lab)) or r._modifier_names(q.phrase, lab),
+    Reading(OTHER_KIND, SETS_ASIDE, lambda r, q, lab: _other_head(q.wanted, words(r._label_apart(q.wanted, lab)))
+            or r._modifier_names(q.phrase, lab),
             why=("a compound sharing a word with the label but ending in another head ('coffee machine' "
-                 "and a 'coffee table', 'desk drawer' and a 'desk'), or whose modifier alone names the "
-                 "label ('fridge printer' and a 'refrigerator'): matched by the two heads only, never by "
-                 "the shared word, which alone makes them 0.26-0.31 over background (``_other_head``, "
+                 "and a 'coffee table', 'desk drawer' and a 'desk'; 'night table' and a 'nightstand' the "
+                 "lexicon lacks, night stand), or whose modifier alone names the label ('fridge printer' "
+                 "and a 'refrigerator'): matched by the two heads only, never by the shared word, which "
+                 "alone makes them 0.26-0.31 over background (``_other_head``, ``_label_apart``, "
                  "``_modifier_names``)")),
     Reading(SIBLING, SETS_ASIDE, lambda r, q, lab: (
         _sibling(q.wanted, words(lab)) and r.lexicon.names_a_thing(q.phrase) and r.lexicon.names_a_thing(lab))
@@ -323,10 +325,12 @@ READINGS: tuple[Reading, ...] = (
         "a two-word compound the lexicon lacks and a two-word label, read by their parts: 'media "
         "console' is a 'tv stand', a 'shoe shelf' a 'shoe rack' (``_parts_match``); it reads the "
         "labels set aside as another kind, not its head or filed under too, not siblings")),
-    Reading("other heads", SCORES, lambda r, q, lab: max(r._heads_match(q.wanted, lab), r._kind_match(q.phrase, lab)),
+    Reading("other heads", SCORES, lambda r, q, lab: max(r._heads_match(q.wanted, r._label_apart(q.wanted, lab)),
+                                                          r._kind_match(q.phrase, lab)),
             only=OTHER_KIND, why=(
                 "a label of another kind is scored by its head against the phrase's head ('machine' "
-                "against 'table'), or when the label is a kind of a thing with the phrase's modifier, "
+                "against 'table'; 'stand', a small table, against 'table' for a 'night table' and a "
+                "nightstand: 1.0, the modifier shared), or when the label is a kind of a thing with the phrase's modifier, "
                 "by that thing's head: an exercise bike is an 'exercise device' (``_heads_match``, "
                 "``_kind_match``)")),
     Reading("stands out", SCORES, lambda r, q, lab: r._stands_out(q.phrase, lab), skips=SET_ASIDE, why=(
@@ -645,6 +649,19 @@ class FoundRule:
         pw = words(phrase)
         mine = (pw[0], pw[1]) if len(pw) == 2 else self._closed_split(phrase, theirs[1])
         return mine is not None and mine[1] == theirs[1] and mine[0] != theirs[0]
+
+    def _label_apart(self, wanted: list[str], label: str) -> str:
+        """A one-word label the lexicon lacks that is the phrase's modifier closed up with another
+        word naming a thing, written apart ("nightstand" for a "night table": night stand), so that
+        it is read as the two-word label would be (another head after the shared modifier); else the
+        label. "Night" names no thing itself, so ``_closed_parts`` does not cut the label."""
+        lw = words(label)
+        if len(wanted) != 2 or len(lw) != 1 or self.lexicon.names_a_thing(lw[0]) is not None:
+            return label
+        front, rest = wanted[0], lw[0][len(wanted[0]):]
+        if not lw[0].startswith(front) or len(rest) < MIN_PART or not self.lexicon.names_a_thing(rest):
+            return label
+        return f"{front} {rest}"
 
     def _closed_split(self, word: str, tail: str = "") -> tuple[str, str] | None:
         """(front, tail) of one word the lexicon knows as a thing, cut before the longest ending of
