@@ -627,6 +627,10 @@ def main() -> int:
     ap.add_argument("--workdir", default="bench-out/depth")
     ap.add_argument("--rebuild", action="store_true", help="delete and rebuild the memories")
     ap.add_argument("--varied", action="store_true", help="generalisation worlds (vlkng sim --varied)")
+    ap.add_argument("--camera-height", type=float, default=None, metavar="M",
+                    help="tours from a camera this high (m; default: the simulator's 1.0 m)")
+    ap.add_argument("--hfov", type=float, default=None, metavar="DEG",
+                    help="tours from a camera with this horizontal field of view (default: the simulator's 90)")
     ap.add_argument("--depth-only", action="store_true", help="build and score only the memories with depth")
     ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
     ap.add_argument("--per-object", action="store_true",
@@ -649,11 +653,14 @@ def main() -> int:
     breakdown: list[dict] = []
     union: list[dict] = []
     misses: list[dict] | None = [] if args.misses else None
+    rig_args = {k: v for k, v in (("camera_height_m", args.camera_height), ("hfov_deg", args.hfov)) if v is not None}
+    rig = "".join(f"-{tag}{v:g}" for tag, v in (("height", args.camera_height), ("hfov", args.hfov)) if v is not None)
     for seed in args.seeds:
-        tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
+        tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}{rig}"
         if not (tour / "world.json").is_file():
             shutil.rmtree(tour, ignore_errors=True)
-            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, depth=True, varied=args.varied)
+            generate_tour(tour, minutes=args.minutes, seed=seed, log_progress=False, depth=True, varied=args.varied,
+                          **rig_args)
         for depth in (True,) if args.depth_only else (True, False):
             mem_dir = workdir / f"{tour.name}.{'depth' if depth else 'nodepth'}.memory"
             secs = build(tour, mem_dir, depth, args.rebuild)
@@ -713,7 +720,7 @@ def main() -> int:
     if misses is not None:
         print_misses(misses)
     if not args.no_cost:
-        tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}"
+        tour = workdir / f"tour-{args.seeds[0]}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}{rig}"
         c = costs(tour, workdir)
         print(f"\ncost per keyframe ({c['keyframes']} keyframes of seed {args.seeds[0]}, {c['boxes_per_keyframe']:.1f} "
               f"boxes each): capture thread {c['capture_ms_plain']:.2f} ms without depth, "

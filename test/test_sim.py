@@ -269,3 +269,33 @@ def test_varied_tours_ask_with_other_words(tmp_path):
     assert sum(any(t.startswith(s) for s in stems) for t in texts) >= 3
     words = {w for ws in VARIED_SYNONYMS.values() for w in ws}
     assert any(any(f" {w}" in t.lower() for w in words) for t in texts)
+
+
+def test_a_low_narrow_rig_is_what_tf_camera_info_and_depth_say(tmp_path):
+    """`vlkng sim --camera-height 0.35 --hfov 69`: a RealSense low on a small base. TF carries the
+    height, camera_info the focal length, the depth reads the floor from that height, world.json
+    records the rig; out-of-range values are clear errors."""
+    import math
+
+    from vlkng_ros.cli import main
+    from vlkng_ros.core.config import VlkngConfig
+    from vlkng_ros.core.depth import floor_height
+    from vlkng_ros.core.pipeline import tour_pose_lookup
+
+    out = tmp_path / "low"
+    assert main(["sim", "--out", str(out), "--minutes", "0.1", "--seed", "4", "--depth",
+                 "--camera-height", "0.35", "--hfov", "69"]) == 0
+    tour = Tour.open(out)
+    cam = tour.camera_model(90.0)
+    assert cam.fx == pytest.approx(320.0 / math.tan(math.radians(34.5)), rel=1e-6)
+    _, lookup = tour_pose_lookup(tour, VlkngConfig())
+    frames = list(tour.frames())
+    posed = [p for f in frames if (p := lookup(f.stamp_ns, f.frame_id))]
+    assert len(posed) >= 0.9 * len(frames) and all(p.z == pytest.approx(0.35, abs=1e-6) for p in posed)
+    heights = [h for f in frames if f.depth is not None and (h := floor_height(f.depth(), cam)) is not None]
+    assert heights and float(np.median(heights)) == pytest.approx(0.35, abs=0.03)
+    world = json.loads((out / "world.json").read_text())
+    assert (world["camera_height_m"], world["hfov_deg"]) == (0.35, 69.0)
+    assert main(["sim", "--out", str(tmp_path / "bad"), "--minutes", "0.1", "--camera-height", "3"]) == 1
+    with pytest.raises(ValueError, match="field of view"):
+        generate_tour(tmp_path / "bad2", minutes=0.1, hfov_deg=170.0, log_progress=False)

@@ -37,6 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--camera-offset", type=float, nargs=2, default=(0.0, 0.0), metavar=("X", "Y"),
                    help="camera mounting from the robot's centre (m forward, m left); /tf_static carries "
                         "it, /pose and /odom give the robot's centre")
+    p.add_argument("--camera-height", type=float, default=1.0, metavar="M",
+                   help="camera height above the floor (m, 0.1-2.5); /tf_static carries it")
+    p.add_argument("--hfov", type=float, default=90.0, metavar="DEG",
+                   help="camera's horizontal field of view (degrees, 30-120); /camera/camera_info carries it "
+                        "(e.g. --camera-height 0.3 --hfov 69: a RealSense D435 low on a small base)")
     p.add_argument("--force", action="store_true", help="replace the tour files in --out if they exist")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
@@ -50,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     s = generate_tour(args.out, minutes=args.minutes, seed=args.seed, world_seed=args.world_seed,
                       fps=args.fps, width=args.width, height=args.height, move_objects=args.move_objects,
                       log_progress=True, overwrite=args.force,
-                      depth=args.depth, camera_offset=tuple(args.camera_offset), varied=args.varied)
+                      depth=args.depth, camera_offset=tuple(args.camera_offset), varied=args.varied,
+                      camera_height_m=args.camera_height, hfov_deg=args.hfov)
     if args.json:
         print(json.dumps({"out": str(s.out_dir), "frames": s.frames, "poses": s.poses, "objects": s.objects,
                           "moved": s.moved, "rooms": s.rooms, "annotated_boxes": s.annotated_boxes,

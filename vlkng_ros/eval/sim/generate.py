@@ -29,7 +29,7 @@ from vlkng_ros.eval.sim.questions import make_questions
 from vlkng_ros.eval.sim.render import Renderer
 from vlkng_ros.eval.sim.sensor import realsense_depth
 from vlkng_ros.eval.sim.trajectory import camera_times, pose_samples, walk
-from vlkng_ros.eval.sim.world import build_world, move_objects
+from vlkng_ros.eval.sim.world import WALL_HEIGHT, build_world, move_objects
 
 log = logging.getLogger("vlkng.sim")
 
@@ -165,17 +165,24 @@ class _BagWriter:
 def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, world_seed: int | None = None,
                   fps: float = 5.0, width: int = 640, height: int = 480, move_objects: int = 0,
                   log_progress: bool = True, overwrite: bool = False, depth: bool = False,
-                  camera_offset: tuple[float, float] = (0.0, 0.0), varied: bool = False) -> SimSummary:
+                  camera_offset: tuple[float, float] = (0.0, 0.0), varied: bool = False,
+                  camera_height_m: float = CAMERA_HEIGHT_M, hfov_deg: float = HFOV_DEG) -> SimSummary:
     """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes.
     ``depth``: also write aligned depth (16UC1, RealSense-like noise and dropouts, see sensor.py)
     on DEPTH_TOPIC, stamped within 3 ms of each colour frame; everything else is unchanged.
     ``camera_offset``: the camera's mounting (x forward, y left, m) from the robot's centre
-    (``base_link``, whose pose ``/pose`` and ``/odom`` give); TF carries it."""
+    (``base_link``, whose pose ``/pose`` and ``/odom`` give); TF carries it. ``camera_height_m`` and
+    ``hfov_deg``: the camera's height above the floor (TF) and horizontal field of view (camera_info),
+    a rig other than the default's (e.g. 0.3 m and 69 deg: a RealSense low on a small base)."""
     started = time.monotonic()
     if minutes <= 0 or fps <= 0:
         raise ValueError("minutes and fps must be positive")
     if width < 64 or height < 48:
         raise ValueError("image must be at least 64x48 pixels")
+    if not 0.1 <= camera_height_m <= 2.5:
+        raise ValueError(f"camera height must be 0.1-2.5 m (walls are {WALL_HEIGHT:g} m), not {camera_height_m:g}")
+    if not 30.0 <= hfov_deg <= 120.0:
+        raise ValueError(f"horizontal field of view must be 30-120 degrees, not {hfov_deg:g}")
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         if not overwrite:
@@ -196,7 +203,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     t_cam = camera_times(duration, fps, rng)
     t_pose, px, py, pyaw = pose_samples(traj, duration, rng)
     cx, cy, cyaw, comega = traj.at(t_cam)
-    renderer = Renderer(world, width, height, HFOV_DEG, seed=seed, depth=depth)
+    renderer = Renderer(world, width, height, hfov_deg, camera_height=camera_height_m, seed=seed, depth=depth)
     depth_rng = np.random.default_rng([int(seed), 0xDE97])  # its own stream: colour tours stay byte-identical
     epoch = EPOCH_NS + (int(seed) % 1000) * 86_400 * 1_000_000_000
     to_ns = lambda t: epoch + int(round(float(t) * 1e9))  # noqa: E731
@@ -213,7 +220,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     events.sort(key=lambda e: (e[0], e[1]))
 
     bag = _BagWriter(out / "bag", width, height, renderer.fx, depth)
-    bag.tf(epoch, [(epoch, BASE_FRAME, CAMERA_LINK, (ox, oy, CAMERA_HEIGHT_M), (0.0, 0.0, 0.0, 1.0)),
+    bag.tf(epoch, [(epoch, BASE_FRAME, CAMERA_LINK, (ox, oy, camera_height_m), (0.0, 0.0, 0.0, 1.0)),
                    # REP 103 optical axes: z forward, x right, y down
                    (epoch, CAMERA_LINK, CAMERA_FRAME, (0.0, 0.0, 0.0), (-0.5, 0.5, -0.5, 0.5))], static=True)
     relations = world.relations()
@@ -280,6 +287,8 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     world_json = world.to_json()
     world_json.update({"world_seed": int(world_seed), "tour_seed": int(seed), "varied": bool(varied), "moved": moved,
                        "duration_s": duration, "camera_offset": [ox, oy]})
+    if (camera_height_m, hfov_deg) != (CAMERA_HEIGHT_M, HFOV_DEG):  # default tours keep their bytes
+        world_json.update({"camera_height_m": float(camera_height_m), "hfov_deg": float(hfov_deg)})
     (out / "world.json").write_text(json.dumps(world_json, indent=1) + "\n")
     summary = SimSummary(out, len(t_cam), len(t_pose), len(world.objects), moved,
                          [r.kind for r in world.rooms], boxes, len(questions),
