@@ -90,9 +90,10 @@ WALLED_VIEWS = 2
 WALL_CHANCE = 0.2
 # Where a view that faced the object and missed it stored depth, that depth tells a wall from the
 # detector's miss (``depth.line_of_sight`` along its bearing): a clear line to it means the detector
-# missed a small thing far off, and the view counts neither as looked nor as missed (nor toward a
-# walled place: a place with a clear line to it is not walled off); a blocked line, or a view whose
-# depth cannot tell, counts as before. Read seed 733: the kitchen's plant, seen once from 7 m
+# missed a small thing far off, and the view counts neither as looked nor as missed; a blocked
+# line, or a view whose depth cannot tell, counts as before. WALLED_VIEWS still counts every miss:
+# a clear line may pass a door (on read seeds, un-walling a place on a clear line put 19 things in
+# rooms they were never seen from, mostly kitchen things by the hallway door). Read seed 733: the kitchen's plant, seen once from 7 m
 # across the walked kitchen, was missed by views with a clear line to it, not by walls. The depth is
 # kept at most SIGHT_WIDTH_PX wide (a plain stride; line_of_sight reads any registered size), as
 # float16, for at most SIGHT_CACHE keyframes (40 MB); decoding one costs some 7 ms, once per keyframe
@@ -819,7 +820,7 @@ class TourIndex:
     def _views_toward(self, node: ObjectNode) -> tuple[float | None, frozenset[str], float | None]:
         """(``views_missed``, the kinds of place (lower case) with a wall between them and the
         object: no view from there saw it although one from another place did, at least
-        WALLED_VIEWS of theirs looked its way and none had a clear line to it, and all of those
+        WALLED_VIEWS of theirs looked its way (every miss counts here, depth or not), and all of those
         missing it is unlikely by chance (WALL_CHANCE); of the views from where it was seen that
         missed it and whose depth tells (``sight_line``), the share with something between, with
         UNSEEN_PRIOR_VIEWS pseudo-views each way, None when no such depth): one pass over the views."""
