@@ -138,7 +138,7 @@ def test_the_judgement_is_made_once_per_object_until_the_robot_walks_in(tmp_path
     tours = TourIndex(mem)
     calls = []
     views_toward = TourIndex._views_toward
-    monkeypatch.setattr(TourIndex, "_views_toward", lambda self, node: calls.append(node.id) or views_toward(self, node))
+    monkeypatch.setattr(TourIndex, "_views_toward", lambda self, node, *a: calls.append(node.id) or views_toward(self, node, *a))
     kitchen = mem.graph.get_objects(["o-kitchen"])[0]
     for _ in range(3):
         assert tours.seen_through(kitchen) == "hallway" and tours.main_place(kitchen) == ""
@@ -169,3 +169,25 @@ def test_a_thing_placed_no_better_than_the_floor_reach_stays_in_the_room_it_was_
     assert tours.views_missed(stool) > 0.5
     assert object_name(stool, tours) == shown
     mem.close()
+
+
+def test_the_goal_stays_on_the_thing_in_the_room_asked_for():
+    """"Which room was I in when I first noticed the green plant in the kitchen?" where the kitchen
+    was never entered: the kitchen's plant, seen nine times through its door, is the answer; the
+    hallway's plant 2.7 m from it, seen twice as often, is no duplicate of it (read seed 747 sent the
+    robot there). Where the question names no place, the better-seen node still takes the goal."""
+    from helpers_stores import make_object
+
+    from vlkng_ros.core.ask.answer import goal_target
+    from vlkng_ros.core.ask.graph_retrieval import Subgraph
+
+    kitchen = make_object("o-kitchen", "plant", [("t", 20 + i) for i in range(9)], (6.5, 4.1))
+    hall = make_object("o-hall", "plant", [("t", 1 + i) for i in range(18)], (4.5, 2.2))
+    sub = Subgraph()
+    for node, score in ((kitchen, 1.0), (hall, 0.9)):
+        sub.objects[node.id], sub.scores[node.id], sub.roles[node.id] = node, score, "target"
+    sub.rooms = {"o-kitchen": "kitchen", "o-hall": "hallway"}
+    rivals = ["o-kitchen", "o-hall"]
+    assert goal_target(sub, "o-kitchen", radius_m=None, among=rivals, rooms=sub.rooms) == "o-kitchen"
+    assert goal_target(sub, "o-kitchen", rooms=sub.rooms) == "o-kitchen"
+    assert goal_target(sub, "o-kitchen", radius_m=None, among=rivals) == "o-hall"  # no place named

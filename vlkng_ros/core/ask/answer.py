@@ -138,20 +138,24 @@ def support(node) -> float:
 
 def goal_target(sub: Subgraph, target_id: str, share: float = GOAL_PICK_SHARE,
                 radius_m: float | None = GOAL_PICK_RADIUS_M, among: list[str] | None = None,
-                same_kind: Callable[[str, str], bool] | None = None) -> str:
+                same_kind: Callable[[str, str], bool] | None = None, rooms: dict[str, str] | None = None) -> str:
     """The object to send the robot to: among the targets scoring at least ``share`` of the
     answer's target and named like it (likely duplicates of one object), the best supported
     one, so a fragment with two sightings does not beat the node seen all along. A node mostly
     called another kind of thing (``same_kind`` of the two labels false) is no duplicate, even if
     it was once seen under the target's name: a cushion that took in a few of the sofa's
-    sightings is still a cushion; nor is one seen in other colours (``seen_apart``)."""
+    sightings is still a cushion; nor is one seen in other colours (``seen_apart``), nor, given
+    ``rooms`` (the kind of place each node is in, where the question names one), one in another
+    room than the target: "the plant in the kitchen" first seen through the kitchen door is not
+    the hallway's plant seen earlier 3 m from it (read seed 747)."""
     top = sub.scores.get(target_id, 0.0)
     label = sub.objects[target_id].label.lower()
     pool = among if among is not None else [o for o in sub.targets() if sub.scores.get(o, 0.0) >= share * top]
     close = [o for o in pool if o in sub.objects and sub.objects[o].position
              and label in {lab.lower() for lab in [sub.objects[o].label] + list(sub.objects[o].labels_seen)}
              and (o == target_id or same_kind is None or same_kind(label, sub.objects[o].label.lower()))
-             and not seen_apart(sub.objects[target_id], sub.objects[o])]
+             and not seen_apart(sub.objects[target_id], sub.objects[o])
+             and (rooms is None or o == target_id or rooms.get(o) == rooms.get(target_id))]
     here = sub.objects[target_id].position
     if radius_m is not None and here is not None:
         close = [o for o in close if o == target_id or math.hypot(

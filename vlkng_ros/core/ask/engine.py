@@ -198,8 +198,11 @@ class AskEngine:
             tokens["answer"] = max(tokens["answer"], a_usage.prompt_tokens)
         frames = self._with_poses(scored, top_k) if found else []
         if found and target_id in sub.objects and not about:
-            target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals, same_kind=self._labels.same_kind)
-                         if target_id in time_rivals else goal_target(sub, target_id, same_kind=self._labels.same_kind))
+            rooms = sub.rooms if pq.places and sub.rooms.get(target_id) else None  # the place asked holds it
+            target_id = (goal_target(sub, target_id, radius_m=None, among=time_rivals, same_kind=self._labels.same_kind,
+                                     rooms=rooms)
+                         if target_id in time_rivals else goal_target(sub, target_id, same_kind=self._labels.same_kind,
+                                                                      rooms=rooms))
         goal, goal_source, target_xy = goal_pose(
             self.memory, sub, frames, target_id, self.cfg.ask.robot_radius_m, self.cfg.ask.goal_clearance_m,
             self.camera_height, self.cfg.ask.goal_max_from_object_m) if found else (None, "", None)

@@ -23,7 +23,7 @@ import numpy as np
 from ..config import AskConfig
 from ..lexicon import (DEFINED_ALIKE_MIN, DEFINED_ALIKE_SENSES, KIND_OF_MIN, SYNONYM_MIN, Lexicon, NoLexicon, defined_alike,
                        distinctive_words, is_kind_of)
-from ..model import CameraModel, ObjectNode, Relation
+from ..model import CameraModel, ObjectNode, Pose, Relation
 from .query import FUNCTION_WORDS, SINGLE_WORD_PREDICATES, ParsedQuery, singular, words
 
 if TYPE_CHECKING:
@@ -88,6 +88,26 @@ VIEW_REACH_SHARE = 1.25
 # 695's bench, 700's shoe rack; a chance of 0.1: 21 right).
 WALLED_VIEWS = 2
 WALL_CHANCE = 0.2
+# Where a view that faced the object and missed it stored depth, that depth tells a wall from the
+# detector's miss (``depth.line_of_sight`` along its bearing): a clear line to it means the detector
+# missed a small thing far off, and the view counts neither as looked nor as missed; a blocked
+# line, or a view whose depth cannot tell, counts as before. WALLED_VIEWS still counts every miss:
+# a clear line may pass a door (on read seeds, un-walling a place on a clear line put 19 things in
+# rooms they were never seen from, mostly kitchen things by the hallway door). Read seed 733: the kitchen's plant, seen once from 7 m
+# across the walked kitchen, was missed by views with a clear line to it, not by walls. The depth is
+# kept at most SIGHT_WIDTH_PX wide (a plain stride; line_of_sight reads any registered size), as
+# float16, for at most SIGHT_CACHE keyframes (40 MB); decoding one costs some 7 ms, once per keyframe
+# (read seeds 733, 747: 8-21 ms per object the first time it is asked about, 88 and 69 keyframes).
+# The rooms it was seen from are open to it (it stands in one of them, maybe at its far side, not
+# beyond a door) when fewer than OPEN_WALL_SHARE of their views that missed it, and whose depth
+# tells, had something between (``TourIndex._views_toward``); views from other rooms that a wall
+# kept from it say only that it is not in those. Read seed 733: the kitchen's plant, 4.5 m from the
+# walked kitchen floor, missed by 13 kitchen views with a clear line and 1 without, is in the
+# kitchen; 747's kitchen plant seen through the hallway door was missed by 7 hallway and dining
+# room views, every one with a wall between.
+OPEN_WALL_SHARE = 0.5
+SIGHT_WIDTH_PX = 160
+SIGHT_CACHE = 1024
 BEYOND_SAID = 0.5  # from this evidence on, an answer says the thing stands beyond the walked rooms
 # Subgraph.rooms of a thing that clearly stands beyond every walked room (TourIndex.seen_through):
 # not a kind of place, so a question naming a walked room does not take it as in that room
@@ -578,16 +598,20 @@ class TourIndex:
         self.refresh_s = refresh_s  # see LabelIndex
         self._tours: dict[str, tuple[int, float, list[int], list[str | None],
                                      list[tuple[float, float] | None], list[float | None]]] = {}
-        self._views: dict[str, tuple[tuple[int, float], np.ndarray, np.ndarray, np.ndarray, float]] = {}  # tour ->
-        # (its _tours entry's generation and time, stamps, camera xy, yaw, half horizontal field of view)
+        self._views: dict[str, tuple[tuple[int, float], np.ndarray, np.ndarray, np.ndarray, float,
+                                     CameraModel | None]] = {}  # tour -> (its _tours entry's generation and
+        # time, stamps, camera xy, yaw, half horizontal field of view, the stored camera model)
         self._lock = threading.Lock()
         self._floor: dict[str, tuple[tuple[int, float], np.ndarray, np.ndarray]] = {}  # tour -> (its _tours entry's
         # generation and time, camera xy, place) of the keyframes with a place and a pose
         self._nearest: dict[tuple[float, float], dict[str, float]] = {}  # nearest_places per xy, this generation
         self._nearest_key: tuple = ()
-        self._walked: dict[tuple, tuple[float, float | None, frozenset[str]] | None] = {}  # _off_walked per
+        self._walked: dict[tuple, tuple[float, float | None, frozenset[str], float | None] | None] = {}  # _off_walked per
         # object, this generation
         self._walked_key: tuple = ()
+        self._sight: dict[tuple[str, int], tuple[np.ndarray, float | None] | None] = {}  # keyframe -> its
+        # decimated depth and the camera height its floor gave (None: no depth), this generation
+        self._sight_key: tuple = ()
 
     def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
         with self._lock:
@@ -671,7 +695,7 @@ class TourIndex:
             entry = self._tours[tour_id]
             cached = self._views.get(tour_id)
             if cached is not None and cached[0] == entry[:2]:
-                return cached[1:]
+                return cached[1:5]
         keep = [i for i, q in enumerate(entry[4]) if q is not None]
         raw = self.memory.graph.get_meta(f"camera:{tour_id}")
         try:
@@ -682,29 +706,91 @@ class TourIndex:
             math.radians(self.memory.cfg.capture.camera_hfov_deg) / 2.0
         cached = (entry[:2], np.array([entry[2][i] for i in keep], dtype=np.int64),
                   np.array([entry[4][i] for i in keep], dtype=float).reshape(-1, 2),
-                  np.array([entry[5][i] for i in keep], dtype=float), half)
+                  np.array([entry[5][i] for i in keep], dtype=float), half,
+                  cam if cam is not None and cam.fx > 0 and cam.fy > 0 else None)
         with self._lock:
             self._views[tour_id] = cached
-        return cached[1:]
+        return cached[1:5]
+
+    def _keyframe_depth(self, tour_id: str, stamp_ns: int) -> tuple[np.ndarray, float | None] | None:
+        """The keyframe's stored depth, strided to at most SIGHT_WIDTH_PX wide, and the camera height its floor
+        gave (``depth.floor_height``); None when it stored none (remembered until the memory changes)."""
+        from ..depth import floor_height
+        from ..images import decode_depth_png
+
+        key = (self.memory.generation,)
+        with self._lock:
+            if key != self._sight_key or len(self._sight) > SIGHT_CACHE:
+                self._sight, self._sight_key = {}, key
+            if (tour_id, stamp_ns) in self._sight:
+                return self._sight[(tour_id, stamp_ns)]
+        frames, cam = getattr(self.memory, "frames", None), self._views[tour_id][5]
+        out = None
+        if frames is not None and cam is not None:
+            try:
+                png = frames.get_depth(tour_id, stamp_ns)
+                depth = decode_depth_png(png) if png else None
+            except (OSError, ValueError):
+                depth = None  # a damaged depth file: the view counts as it would without depth
+            if depth is not None:
+                step = max(1, -(-depth.shape[1] // SIGHT_WIDTH_PX))
+                out = (depth[::step, ::step].astype(np.float16), floor_height(depth, cam))
+        with self._lock:
+            if key == self._sight_key:
+                self._sight[(tour_id, stamp_ns)] = out
+        return out
+
+    def sight_line(self, tour_id: str, stamp_ns: int, xy: tuple[float, float], heights: list[float]) -> bool | None:
+        """Whether the keyframe's stored depth had a clear line to map point ``xy`` (True), something
+        stood between (False), or it cannot tell / stored no depth (None): ``depth.line_of_sight``
+        with the camera height its own floor gave, else the memory's (``memory_camera_height``), else
+        the median of those other keyframes' floors gave (``heights``, which this adds to)."""
+        from ..calibration import memory_camera_height
+        from ..depth import line_of_sight
+
+        kd = self._keyframe_depth(tour_id, stamp_ns)
+        if kd is None:
+            return None
+        depth, height = kd
+        if height:
+            heights.append(height)
+        else:
+            height = memory_camera_height(self.memory, self.memory.cfg) or (float(np.median(heights)) if heights else None)
+        if not height:
+            return None
+        stamps, xys, yaws, _ = self.views(tour_id)
+        i = int(np.searchsorted(stamps, stamp_ns))
+        if i >= len(stamps) or stamps[i] != stamp_ns:
+            return None
+        return line_of_sight(depth, self._views[tour_id][5], Pose.from_xy_yaw(float(xys[i, 0]), float(xys[i, 1]), float(yaws[i])),
+                             xy, height, math.radians(self.memory.cfg.capture.camera_pitch_deg), self.memory.cfg.depth.noise())
 
     def beyond_walked(self, node: ObjectNode) -> float | None:
         """The evidence (0..1) that the object stands outside every room the robot walked, i.e. in
         a room it never entered and saw only through a door: 1 when no walked floor is within
         FLOOR_REACH_M of it; else the share of the views that looked its way (it inside their
         horizontal field of view) from no farther than it was ever seen from, yet did not see it (a
-        wall stood between), with UNSEEN_PRIOR_VIEWS pseudo-views each way. None: no position, or
-        no keyframe with a place and a pose, or no sighting from a posed keyframe."""
+        wall stood between), with UNSEEN_PRIOR_VIEWS pseudo-views each way (``views_missed``).
+        Where stored depth shows the rooms it was seen from open to it (``_views_toward``: most of
+        their views that missed it had a clear line to it), neither holds, as for ``seen_through``:
+        the far side of a large walked room is beyond FLOOR_REACH_M too, and views from other rooms
+        that a wall kept from it say only that it is not in those (read seed 747: a plant 3.5 m from
+        the walked gym's floor, seen from the gym, rated 1 and was taken for the kitchen's); the
+        evidence is then no more than the share of those rooms' misses a wall explains. None: no position, or no
+        keyframe with a place and a pose, or no sighting from a posed keyframe."""
         off = self._off_walked(node)
         if off is None:
             return None
-        floor_m, missed = off[:2]
-        return 1.0 if floor_m > FLOOR_REACH_M else missed
+        floor_m, missed, _, walls = off
+        evidence = 1.0 if floor_m > FLOOR_REACH_M else missed
+        return min(walls, evidence) if walls is not None and walls < OPEN_WALL_SHARE else evidence
 
-    def _off_walked(self, node: ObjectNode) -> tuple[float, float | None, frozenset[str]] | None:
+    def _off_walked(self, node: ObjectNode) -> tuple[float, float | None, frozenset[str], float | None] | None:
         """(the distance (m) from the object to the nearest walked floor, ``views_missed``, the kinds
-        of place with a wall between (``_views_toward``)): what ``beyond_walked``, ``seen_through``
-        and ``place_shares`` read; None when the object has no position or no keyframe has a place
-        and a pose. Remembered per object until a tour's keyframes change."""
+        of place with a wall between, the share of misses from where it was seen that a wall
+        explains (``_views_toward``)): what ``beyond_walked``, ``seen_through`` and ``place_shares``
+        read; None when the object has no position or no keyframe has a place and a pose.
+        Remembered per object until a tour's keyframes change."""
         if node.position is None:
             return None
         tours, frames = self.memory.graph.tours(), node.frames
@@ -726,27 +812,32 @@ class TourIndex:
     def views_missed(self, node: ObjectNode) -> float | None:
         """The share (0..1) of the views that looked the object's way (it inside their horizontal
         field of view) from no farther than VIEW_REACH_SHARE times the farthest it was seen from, yet
-        did not see it (a wall stood between), with UNSEEN_PRIOR_VIEWS pseudo-views each way. None:
-        no position, or no sighting from a posed keyframe."""
+        did not see it (a wall stood between), with UNSEEN_PRIOR_VIEWS pseudo-views each way; a view
+        whose stored depth had a clear line to it missed it by the detector, not a wall, and does not
+        count (``sight_line``). None: no position, or no sighting from a posed keyframe."""
         return self._views_toward(node)[0]
 
-    def _views_toward(self, node: ObjectNode) -> tuple[float | None, frozenset[str]]:
+    def _views_toward(self, node: ObjectNode) -> tuple[float | None, frozenset[str], float | None]:
         """(``views_missed``, the kinds of place (lower case) with a wall between them and the
         object: no view from there saw it although one from another place did, at least
-        WALLED_VIEWS of theirs looked its way, and all of those missing it is unlikely by chance
-        (WALL_CHANCE)): one pass over the views."""
+        WALLED_VIEWS of theirs looked its way (every miss counts here, depth or not), and all of those
+        missing it is unlikely by chance (WALL_CHANCE); of the views from where it was seen that
+        missed it and whose depth tells (``sight_line``), the share with something between, with
+        UNSEEN_PRIOR_VIEWS pseudo-views each way, None when no such depth): one pass over the views."""
         if node.position is None:
-            return None, frozenset()
+            return None, frozenset(), None
         px, py = node.position
         seen = {(tour, int(stamp)) for tour, stamp in node.frames}
         frames = [f for f in (self.frame(t, s) for t, s in seen) if f is not None]
         seen_from = {str(f[0]).lower() for f in frames if f[0]}
         reach = max((math.dist(f[1], node.position) for f in frames if f[1] is not None), default=None)
         if reach is None:
-            return None, frozenset()
+            return None, frozenset(), None
         looked = unseen = 0
         blind: dict[str, int] = {}
+        lines: dict[str, list[int]] = {}  # place -> [misses with a clear line, misses with one blocked]
         hits = {True: 0, False: 0}
+        heights: list[float] = []  # camera heights the views' floors gave (sight_line)
         for tour in self.memory.graph.tours():
             stamps, xys, yaws, half = self.views(tour)
             if not len(stamps):
@@ -758,16 +849,25 @@ class TourIndex:
             for stamp in stamps[toward]:
                 place = str(self.place_of(tour, int(stamp)) or "").lower()
                 hit = (tour, int(stamp)) in seen
-                unseen += not hit
                 if place in seen_from:
                     hits[hit] += 1
                 elif place and seen_from:
                     blind[place] = blind.get(place, 0) + 1
+                line = None if hit else self.sight_line(tour, int(stamp), (px, py), heights)
+                if line is not None:
+                    lines.setdefault(place, [0, 0])[0 if line else 1] += 1
+                if line:  # the detector missed it, not a wall: no evidence either way
+                    looked -= 1
+                    continue
+                unseen += not hit
         # the share of views from where it was seen that saw it: how likely a view that faces it is
         # to see it; a place whose views all missed it by chance at that rate is not walled off
         rate = (hits[True] + UNSEEN_PRIOR_VIEWS) / (sum(hits.values()) + 2.0 * UNSEEN_PRIOR_VIEWS)
         walled = frozenset(p for p, n in blind.items() if n >= WALLED_VIEWS and (1.0 - rate) ** n <= WALL_CHANCE)
-        return (unseen + UNSEEN_PRIOR_VIEWS) / (looked + 2.0 * UNSEEN_PRIOR_VIEWS), walled
+        read = [lines[p] for p in seen_from if p in lines]
+        walls = None if not read else (sum(b for _, b in read) + UNSEEN_PRIOR_VIEWS) / (
+            sum(c + b for c, b in read) + 2.0 * UNSEEN_PRIOR_VIEWS)
+        return (unseen + UNSEEN_PRIOR_VIEWS) / (looked + 2.0 * UNSEEN_PRIOR_VIEWS), walled, walls
 
     def seen_through(self, node: ObjectNode) -> str:
         """The kind of place (lower case) the object was seen from when it clearly stands beyond
@@ -782,7 +882,8 @@ class TourIndex:
         floor, 1.6 m off). Such a thing is in no walked room, so it is not counted as in the room it
         was seen from (``place_shares``)."""
         off = self._off_walked(node)
-        if off is None or off[0] - math.sqrt(node.position_var or 0.0) <= FLOOR_REACH_M:
+        if off is None or off[0] - math.sqrt(node.position_var or 0.0) <= FLOOR_REACH_M or (
+                off[3] is not None and off[3] < OPEN_WALL_SHARE):
             return ""
         missed = off[1]
         return self.seen_from(node) if missed is not None and missed > 0.5 else ""
