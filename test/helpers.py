@@ -124,6 +124,54 @@ def wait_until(predicate, timeout_s: float = 10.0, step_s: float = 0.05) -> bool
         time.sleep(step_s)
 
 
+def wait_progress(done, progress, what: str, stall_s: float = 120.0, cap_s: float = 900.0,
+                  step_s: float = 0.05) -> None:
+    """Wait for ``done()`` as long as the work behind it moves: ``progress()`` returns what changes
+    while it does (counters: frames received, chunks built, objects merged). Fails naming ``what``
+    when that stood still for ``stall_s`` (stuck, or the data lost on the way) or after ``cap_s`` in
+    all: a loaded machine is slower, never failed for that. ``progress`` may fail on its own (an
+    executor thread that died). ``done`` may block briefly itself (``event.wait(0.05)``)."""
+    import time
+
+    start = moved = time.monotonic()
+    last = progress()
+    while not done():
+        now = time.monotonic()
+        value = progress()
+        if value != last:
+            last, moved = value, now
+        assert now - moved < stall_s, f"{what}: nothing moved for {stall_s:.0f} s ({now - start:.0f} s in; at {last!r})"
+        assert now - start < cap_s, f"{what}: not done after {cap_s:.0f} s, still moving (at {last!r})"
+        time.sleep(step_s)
+
+
+def replay_tour(tour, domain: int, progress, quiet: bool = False) -> str:
+    """``vlkng replay`` of ``tour`` at 2x in a process of its own (the robot side, out of this
+    process's GIL) on ROS domain ``domain``, waited for while ``progress()`` moves (the nodes taking
+    the tour in). Returns what it logged; fails with its tail if it exits non-zero."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    cmd = [sys.executable, "-m", "vlkng_ros.cli", *(["-q"] if quiet else []), "replay", str(tour), "--rate", "2",
+           "--wait-for-subscribers", "60"]
+    with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: a full pipe would stall it
+        proc = subprocess.Popen(cmd, env={**os.environ, "ROS_DOMAIN_ID": str(domain)},
+                                cwd=Path(__file__).resolve().parents[1], stdout=log, stderr=subprocess.STDOUT,
+                                text=True)
+        try:
+            wait_progress(lambda: proc.poll() is not None, progress, f"vlkng replay of {Path(tour).name}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        log.seek(0)
+        out = log.read()
+    assert proc.returncode == 0, out[-2000:]
+    return out
+
+
 def frames_perceiver():
     """A perceiver that sees nothing: a chunk's graph is its frames (tests of chunking)."""
     from vlkng_ros.core.model import ChunkGraph

@@ -338,6 +338,33 @@ def test_navigator_is_a_lifecycle_node_a_manager_drives_over_its_services(ros):
         manager.destroy_node()
 
 
+def test_configuring_the_navigator_while_its_executor_spins_leaves_the_executor_alive(ros):
+    """A manager configures the navigator while its executor spins (the test above). Each client
+    added to the node wakes the executor, whose next wait set counts the client's entities; rclpy's
+    ActionClient took its lock only after joining the node (ros2/rclpy#1589), so the executor
+    thread could die of AttributeError '_lock' (CI on a loaded machine: the suite answered nothing
+    after). Here the executor's look comes at that worst moment, every time."""
+    from rclpy.parameter import Parameter
+
+    node = NavigatorNode(namespace="polled", parameter_overrides=[
+        Parameter("autostart", value=False),
+        Parameter("nav_action_type", value="vlkng_msgs/action/NavigateToPoseCompat")])
+    looked_at: list[str] = []
+    add = node.add_waitable
+
+    def add_and_look(waitable) -> None:  # the woken executor, before the constructor returned
+        add(waitable)
+        waitable.get_num_entities()
+        looked_at.append(type(waitable).__name__)
+
+    node.add_waitable = add_and_look
+    try:
+        assert node.trigger_configure() == OK, node.configure_error
+        assert looked_at.count("ActionClient") == 2, looked_at  # Nav2's client and go_to's own
+    finally:
+        node.destroy_node()
+
+
 @pytest.mark.parametrize("utterance,kind,text", [
     ("take me to the coffee machine", "goto", "the coffee machine"),
     ("Hey robot, go to the kitchen please.", "goto", "the kitchen"),

@@ -43,7 +43,7 @@ from vlkng_ros.eval.sim.generate import generate_tour
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 from vlkng_ros.nodes.suite import SuiteExecutors, make_suite
 
-from helpers import build_test_interfaces, domain_id, wait_until
+from helpers import build_test_interfaces, domain_id, replay_tour, wait_progress
 from helpers_nav import StandInNav
 
 OK = TransitionCallbackReturn.SUCCESS
@@ -53,10 +53,12 @@ REPO = Path(__file__).resolve().parents[1]
 NUMBERS: dict[str, object] = {}
 
 
-def _wait_future(future, timeout_s: float = 30.0):
+def _wait_future(future, what: str, progress):
+    """The future's result, waited for while ``progress`` moves (an answer may wait its turn behind
+    the pipeline's work on a loaded machine, never forever)."""
     done = threading.Event()
     future.add_done_callback(lambda _f: done.set())
-    assert done.wait(timeout_s), "no answer in time"
+    wait_progress(lambda: done.wait(0.05), progress, what, step_s=0.0)
     return future.result()
 
 
@@ -72,6 +74,7 @@ class Client(Node):
         self.clock_wall: list[tuple[int, float]] = []
         self.chunk_last_frame: dict[str, int] = {}
         self.updates: list[tuple[str, float]] = []
+        self.progress = lambda: ()  # what moves while the suite works (set once it runs)
         self.create_subscription(String, "voice/reply", lambda m: self.replies.append(m.data), 10,
                                  callback_group=group)
         self.create_subscription(Clock, "/clock", self._on_clock, 100, callback_group=group)
@@ -91,7 +94,7 @@ class Client(Node):
     def call_ask(self, question: str, options=(), top_k: int = 5):
         req = Ask.Request(question=question, options=list(options), top_k=top_k)
         t0 = time.perf_counter()
-        resp = _wait_future(self.ask.call_async(req))
+        resp = _wait_future(self.ask.call_async(req), f"/ask {question!r}: no answer", self.progress)
         return resp, time.perf_counter() - t0
 
     def run_goto(self, query: str, on_feedback=None, cancel_after_navigating: bool = False):
@@ -102,12 +105,15 @@ class Client(Node):
             if on_feedback:
                 on_feedback(msg.feedback)
 
-        handle = _wait_future(self.go_to.send_goal_async(GoTo.Goal(query=query), feedback_callback=fb_cb))
+        moving = lambda: (len(feedback), self.progress())  # noqa: E731 (feedback: still driving)
+        handle = _wait_future(self.go_to.send_goal_async(GoTo.Goal(query=query), feedback_callback=fb_cb),
+                              f"go_to {query!r}: goal not answered", moving)
         assert handle.accepted
         if cancel_after_navigating:
-            assert wait_until(lambda: any(f.stage == GoTo.Feedback.NAVIGATING for f in feedback), 20)
-            _wait_future(handle.cancel_goal_async())
-        result = _wait_future(handle.get_result_async(), 60)
+            wait_progress(lambda: any(f.stage == GoTo.Feedback.NAVIGATING for f in feedback), moving,
+                          f"go_to {query!r}: never navigating")
+            _wait_future(handle.cancel_goal_async(), f"go_to {query!r}: cancel not answered", moving)
+        result = _wait_future(handle.get_result_async(), f"go_to {query!r}: no result", moving)
         return result.result, feedback
 
 
@@ -144,40 +150,52 @@ def live(tour, pose_source, tmp_path_factory):
     client, nav = Client(), StandInNav(nav_type, speed=40.0)
     executor = SuiteExecutors(suite, 8, extra=(client, nav)).start()  # as vlkng run spins the suite
     suite.start()
-    assert client.ask.wait_for_service(timeout_sec=20)
+    capture, builder = suite.capture, suite.chunk_builder
+
+    def progress() -> tuple:
+        """What moves while the suite takes the tour in; every wait below lasts while it moves."""
+        dead = [t.name for t in executor._threads if not t.is_alive()]
+        assert not dead, f"executor thread {dead} died (its exception is above): nothing on it runs any more"
+        return (client.bag_clock_ns, capture.stats["received"], capture.stats["keyframes"], len(capture._pending),
+                builder.keyframes_received, builder.chunks_published, builder.chunks_failed, suite.merger.merged)
+
+    client.progress = progress
+    assert client.ask.wait_for_service(timeout_sec=120), "/ask never offered"
 
     during: list[tuple[float, object, int]] = []  # (latency, response, bag time when asked)
+    ask_errors: list[str] = []
     stop = threading.Event()
 
     def ask_during_ingest():
         while not stop.is_set():
             asked_at = client.bag_clock_ns
-            resp, dt = client.call_ask("Where did I see a chair?")
+            try:
+                resp, dt = client.call_ask("Where did I see a chair?")
+            except AssertionError as e:  # stalled: the test below says so
+                ask_errors.append(str(e))
+                return
             during.append((dt, resp, asked_at))
             time.sleep(0.5)
 
     asker = threading.Thread(target=ask_during_ingest, daemon=True)
     asker.start()
     # the robot side in its own process, as on a robot (and out of this process's GIL)
-    env = {**os.environ, "ROS_DOMAIN_ID": str(DOMAIN_ID)}
-    proc = subprocess.run([sys.executable, "-m", "vlkng_ros.cli", "replay", str(tour), "--rate", "2",
-                           "--wait-for-subscribers", "60"],
-                          env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    replay = {"messages": int(proc.stderr.split("replayed ")[1].split()[0])}
+    log = replay_tour(tour, DOMAIN_ID, progress)
+    replay = {"messages": int(log.split("replayed ")[1].split()[0])}
     stop.set()
-    if asker.ident is not None:
-        asker.join(timeout=60)
+    wait_progress(lambda: not asker.is_alive(), progress, "the last ask during ingest")
     # the last frames wait for the transforms still queued behind them, then the rest is flushed
-    wait_until(lambda: not suite.capture._pending, 15)
-    suite.capture.flush_pending()
+    wait_progress(lambda: not capture._pending, progress, "the capture's frames waiting for transforms")
+    capture.flush_pending()
     # keyframes kept at the stream's end travel over DDS: flushing the chunker before they arrive
     # would cut the tail into two chunks (as vlkng run waits for them)
-    wait_until(lambda: suite.chunk_builder.keyframes_received >= suite.capture.stats["keyframes"], 15)
-    suite.chunk_builder.flush_now()
-    assert wait_until(lambda: suite.chunk_builder.idle, 60)
+    wait_progress(lambda: builder.keyframes_received >= capture.stats["keyframes"], progress,
+                  f"the chunk builder receiving the {capture.stats['keyframes']} keyframes published")
+    builder.flush_now()
+    wait_progress(lambda: builder.idle, progress, "the chunk builder perceiving every chunk")
     suite.merger.merge_pending()
-    yield {"suite": suite, "client": client, "nav": nav, "during": during, "replay": replay, "tour": tour}
+    yield {"suite": suite, "client": client, "nav": nav, "during": during, "ask_errors": ask_errors,
+           "replay": replay, "tour": tour}
     executor.shutdown()
     suite.destroy()
     for node in (client, nav):
@@ -241,6 +259,7 @@ def test_live_ingest_builds_what_the_offline_build_builds(live, offline, pose_so
 
 def test_ask_during_ingest_answers_from_what_was_seen_so_far(live):
     during = live["during"]
+    assert not live["ask_errors"], live["ask_errors"]
     assert len(during) >= 5
     assert all(resp.success for _, resp, _ in during)
     for _, resp, asked_at in during:  # never a frame from the future of the replay
@@ -349,10 +368,12 @@ def test_goto_cancel_and_nothing_found(live):
 def test_voice_goto_and_question(live):
     client = live["client"]
     client.replies.clear()
+    nav = live["nav"]
+    moving = lambda: (tuple(client.replies), nav.x, nav.y, client.progress())  # noqa: E731 (replies first)
     client.voice.publish(String(data="take me to the chair"))
-    assert wait_until(lambda: any(r.startswith("We are at") for r in client.replies), 30), client.replies
+    wait_progress(lambda: any(r.startswith("We are at") for r in client.replies), moving, "voice go-to: no arrival reply")
     client.voice.publish(String(data="where did I see a giraffe?"))
-    assert wait_until(lambda: any("not seen" in r for r in client.replies), 30), client.replies
+    wait_progress(lambda: any("not seen" in r for r in client.replies), moving, "voice question: no 'not seen' reply")
 
 
 def test_capture_keeps_up_with_1280x720(live, tmp_path):
@@ -392,6 +413,12 @@ def _count_chunk_files(mem_dir: Path, tour_id: str) -> int:
     return len(list((mem_dir / "chunks" / tour_id).glob("*.json")))
 
 
+def _written(mem_dir: Path) -> tuple[int, int]:
+    """Files and bytes under a memory folder: they grow while a ``vlkng run`` takes a tour in."""
+    sizes = [f.stat().st_size for f in mem_dir.rglob("*") if f.is_file()] if mem_dir.exists() else []
+    return len(sizes), sum(sizes)
+
+
 def test_killed_mid_tour_and_restarted_loses_nothing_merges_nothing_twice(tour, tmp_path):
     # Poses from /pose here, live and offline: with TF, when /tf lags a frame at a restart the frame
     # falls back to /pose and keyframe selection can differ (seen on Jazzy in CI: 63 vs 60
@@ -405,17 +432,27 @@ def test_killed_mid_tour_and_restarted_loses_nothing_merges_nothing_twice(tour, 
                   "--wait-for-subscribers", "120"]
     run = subprocess.Popen(run_cmd, env=env, cwd=REPO)
     replay = subprocess.Popen(replay_cmd, env=env, cwd=REPO)
+
+    def moving() -> tuple:  # what vlkng run writes, while both processes live (or have ended well)
+        for name, proc in (("vlkng run", run), ("vlkng replay", replay)):
+            assert proc.poll() in (None, 0), f"{name} exited {proc.returncode}"
+        return _written(mem_dir)
+
     try:
-        assert wait_until(lambda: _count_chunk_files(mem_dir, tour.name) >= 2, 150), "no chunks before the kill"
+        wait_progress(lambda: _count_chunk_files(mem_dir, tour.name) >= 2, moving, "no chunks before the kill",
+                      step_s=0.2)
         run.send_signal(signal.SIGKILL)  # killed mid-tour: no cleanup at all
         run.wait(timeout=10)
-        replay.wait(timeout=150)
+        # the replay goes on to its end (at 2x, under the tour's length) with nobody listening
+        replay.wait(timeout=300)
         before = _count_chunk_files(mem_dir, tour.name)
         # restart and replay the whole tour again (the robot's bag, or its camera, goes on)
         run = subprocess.Popen(run_cmd, env=env, cwd=REPO)
         replay = subprocess.Popen(replay_cmd, env=env, cwd=REPO)
-        replay.wait(timeout=150)
-        assert run.wait(timeout=120) == 0
+        wait_progress(lambda: run.poll() is not None, moving,
+                      "vlkng run after the restart: not done with the tour (it exits 3 s after idle)", step_s=0.2)
+        assert run.returncode == 0
+        assert replay.wait(timeout=300) == 0
     finally:
         for proc in (run, replay):
             if proc.poll() is None:

@@ -6,12 +6,8 @@ perceives the tail."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import rclpy
@@ -31,11 +27,10 @@ from vlkng_ros.nodes.capture import CaptureNode
 from vlkng_ros.nodes.chunk_builder import ChunkBuilderNode
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 
-from helpers import domain_id, frames_perceiver, wait_until
+from helpers import domain_id, frames_perceiver, replay_tour, wait_progress, wait_until
 
 DOMAIN_ID = domain_id(79)  # unique per ROS test module
 OK = TransitionCallbackReturn.SUCCESS
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +97,11 @@ def test_separate_capture_and_builder_chunk_the_tail_as_the_offline_build(ros, t
         try:
             assert builder.trigger_configure() == OK and builder.trigger_activate() == OK
             assert capture.trigger_configure() == OK and capture.trigger_activate() == OK
-            env = {**os.environ, "ROS_DOMAIN_ID": str(DOMAIN_ID)}
-            proc = subprocess.run([sys.executable, "-m", "vlkng_ros.cli", "-q", "replay", str(tour), "--rate", "2",
-                                   "--wait-for-subscribers", "60"],
-                                  env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
-            assert proc.returncode == 0, proc.stderr[-2000:]
+            def moving() -> tuple:  # what changes while the two nodes take the tour in
+                return (capture.stats["received"], capture.stats["keyframes"], builder.keyframes_received,
+                        builder.chunks_published)
+
+            replay_tour(tour, DOMAIN_ID, moving, quiet=True)
 
             def done() -> bool:  # the stream ended, its keyframes all came, each is in a perceived chunk
                 if capture._last_image_at is not None or capture._drain_lock.locked():
@@ -116,7 +111,8 @@ def test_separate_capture_and_builder_chunk_the_tail_as_the_offline_build(ros, t
                 return (builder.keyframes_received == capture.stats["keyframes"] == len(stored) > 0
                         and builder.idle and stored == chunked)
 
-            assert wait_until(done, 60), (capture.stats, builder.keyframes_received, _chunks(mem, "live"))
+            # the tail waits for the stream end (2 s) and the flush (1 s): nothing moves meanwhile
+            wait_progress(done, moving, "the tail of the live tour: not chunked")
             live_keyframes = [k.stamp_ns for k in mem.graph.keyframes("live")]
             assert live_keyframes == offline_keyframes  # the same keyframes were kept live
             assert _chunks(mem, "live") == offline_chunks

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.action import ActionClient as _RclpyActionClient
 from rclpy.node import Node
 
 from ..core.config import VlkngConfig
@@ -206,6 +207,30 @@ class VlkngLifecycleNode(LifecycleNode):
         self.active = False
         self._release()
         super().destroy_node()
+
+
+class ActionClient(_RclpyActionClient):
+    """rclpy's ActionClient, safe to create while an executor spins its node.
+
+    rclpy (9.1 of Kilted here; ros2/rclpy#1589) adds the client to its node, which wakes the
+    executor, before it creates the lock that the executor's wait-set pass takes: the executor
+    thread then dies of AttributeError '_lock', and nothing on it runs again. A node configured
+    while spinning (a lifecycle manager's configure, a test that starts the suite after its
+    executor) creates its clients so; on a loaded machine CI lost a whole suite to it. The lock
+    (and logger) exist before the client joins the node here, and the one lock is kept."""
+
+    def __init__(self, node: Node, *args: Any, **kwargs: Any) -> None:
+        self.__dict__["_vlkng_lock"] = threading.Lock()
+        self._logger = node.get_logger().get_child("action_client")
+        super().__init__(node, *args, **kwargs)
+
+    @property
+    def _lock(self) -> Any:
+        return self.__dict__["_vlkng_lock"]
+
+    @_lock.setter
+    def _lock(self, _value: Any) -> None:  # rclpy's late assignment: keep the lock already in use
+        pass
 
 
 def warm_up(memory: Memory) -> None:

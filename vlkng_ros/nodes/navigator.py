@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import PoseStamped
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
@@ -37,7 +37,7 @@ from vlkng_msgs.srv import Ask
 
 from .. import conversions as conv
 from ..core.ask.types import AskResult
-from .common import VlkngLifecycleNode, spin_main
+from .common import ActionClient, VlkngLifecycleNode, spin_main
 from ..core.intent import parse_intent
 
 PARAMS: dict[str, tuple[Any, str]] = {

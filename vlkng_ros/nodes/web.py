@@ -14,7 +14,6 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from vlkng_msgs.action import GoTo
 from vlkng_msgs.msg import ChunkGraph as ChunkGraphMsg
@@ -23,7 +22,7 @@ from vlkng_msgs.msg import Keyframe as KeyframeMsg
 from .. import conversions as conv
 from ..core.memory import Memory
 from ..web.backend import LocalBackend, NavigationUnavailable, resolve_token
-from .common import VlkngLifecycleNode, param, spin_main
+from .common import ActionClient, VlkngLifecycleNode, param, spin_main
 
 PARAMS = {
     "go_to_action": ("go_to", "GoTo action the page's 'Go there' sends (relative: namespaced)."),
