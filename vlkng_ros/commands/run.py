@@ -100,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+KEYFRAME_WAIT_S = 5.0  # --exit-after-idle: how long the last keyframes may go without one arriving
+
+
 def _exit_when_idle(suite, idle_s: float) -> None:
     import rclpy
 
@@ -115,9 +118,15 @@ def _exit_when_idle(suite, idle_s: float) -> None:
         suite.capture.flush_pending()
         # the keyframes just flushed travel over DDS: flushing the chunker before they arrive
         # would cut the tail into two chunks (live must make the chunks offline makes)
-        deadline = time.monotonic() + 5.0
-        while (suite.chunk_builder.keyframes_received < suite.capture.stats["keyframes"]
-               and time.monotonic() < deadline and rclpy.ok()):
+        # (a starved machine delivers them slowly: the wait lasts while they keep coming)
+        got, deadline = -1, 0.0
+        while suite.chunk_builder.keyframes_received < suite.capture.stats["keyframes"] and rclpy.ok():
+            if suite.chunk_builder.keyframes_received != got:
+                got, deadline = suite.chunk_builder.keyframes_received, time.monotonic() + KEYFRAME_WAIT_S
+            elif time.monotonic() > deadline:
+                log.warning("%d keyframe(s) published were not received in %.0f s; chunking without them",
+                            suite.capture.stats["keyframes"] - got, KEYFRAME_WAIT_S)
+                break
             time.sleep(0.05)
         suite.chunk_builder.flush_now()
         if suite.chunk_builder.idle and suite.merger.merge_pending() == 0:
