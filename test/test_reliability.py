@@ -780,6 +780,23 @@ def test_the_asked_head_noun_leads_things_only_defined_alike(bench_memory, quest
     _assert_found(bench_memory, question, expected)
 
 
+# a nightstand, and two desks perception once called a table each (seed 769)
+bedside_memory = _memory_fixture("bedside", [
+    {"id": "o-nightstand", "label": "nightstand", "description": "a small white wood nightstand",
+     "attributes": {"color": "white"}, "label_votes": {"nightstand": 3}, "affordances": ["put things on"],
+     "position": (12.8, 3.8), "seen": _seen(1, 6)},
+    *({"id": f"o-desk-{k}", "label": "desk", "description": "a large brown wood desk", "attributes": {"color": "brown"},
+       "labels_seen": ["desk", "table"], "label_votes": {"desk": 4, "table": 1}, "affordances": ["work at", "put things on"],
+       "position": xy, "seen": _seen(first, 12)} for k, xy, first in ((1, (1.7, -2.9), 20), (2, (2.8, 3.4), 40))),
+])
+
+
+def test_a_name_given_once_is_not_the_asked_head_noun(bedside_memory):
+    """"The bedside table": the desks were each called a table once; the head noun counts only as
+    the name most chunks gave a thing, so the nightstand is not put behind them."""
+    _assert_found(bedside_memory, "Which part of the house has the bedside table?", "o-nightstand")
+
+
 # three kinds, two instances each, as generated tours saw them: a shelf called a bookshelf once and a
 # shelf once, seen once brown and once pink, and one always called a shelf and seen brown; a brown
 # table in the kitchen and a white one in the dining room, each mostly called a table
