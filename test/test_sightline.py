@@ -168,3 +168,24 @@ def test_the_far_side_of_a_walked_room_open_to_its_views_is_in_that_room(tmp_pat
     assert beyond < 0.5 and through == "" and place == "living room"
     # the living room's misses blocked too (a tall shelf before it): nothing says it is open
     assert _far(tmp_path / "shut", lambda s: scene(0.3) if s >= 44 else scene(1.5)) == (1.0, "living room", "")
+
+
+def test_a_fresh_index_reads_one_keyframes_line_of_sight(tmp_path):
+    """``sight_line`` asked first, before any room question warmed the index: it reads the stored
+    depth of that keyframe (open floor: clear; the hallway wall: blocked; no depth: cannot tell)."""
+    open_ = _memory(tmp_path / "open", lambda s: scene(7.9) if s in MISSED_BED else None)
+    try:
+        bed = open_.graph.get_objects(["o-bed"])[0].position
+        missed, other = sorted(MISSED_BED)[0], next(s for s in CAMERA if s not in MISSED_BED)
+        assert TourIndex(open_).sight_line(TOUR, T0 + int(missed * SEC), bed, []) is True
+        assert TourIndex(open_).sight_line(TOUR, T0 + int(other * SEC), bed, []) is None
+    finally:
+        open_.close()
+    walls = _memory(tmp_path / "walls", lambda s: scene(1.0))
+    try:
+        bed = walls.graph.get_objects(["o-bed"])[0].position
+        # a wall a metre ahead shows no floor to give the camera's height: other keyframes' floors do
+        assert TourIndex(walls).sight_line(TOUR, T0 + int(sorted(MISSED_BED)[0] * SEC), bed, []) is None
+        assert TourIndex(walls).sight_line(TOUR, T0 + int(sorted(MISSED_BED)[0] * SEC), bed, [HEIGHT]) is False
+    finally:
+        walls.close()

@@ -724,7 +724,8 @@ class TourIndex:
                 self._sight, self._sight_key = {}, key
             if (tour_id, stamp_ns) in self._sight:
                 return self._sight[(tour_id, stamp_ns)]
-        frames, cam = getattr(self.memory, "frames", None), self._views[tour_id][5]
+        cached = self._views.get(tour_id)
+        frames, cam = getattr(self.memory, "frames", None), cached[5] if cached is not None else None
         out = None
         if frames is not None and cam is not None:
             try:
@@ -748,6 +749,7 @@ class TourIndex:
         from ..calibration import memory_camera_height
         from ..depth import line_of_sight
 
+        stamps, xys, yaws, _ = self.views(tour_id)  # also what _keyframe_depth reads the camera from
         kd = self._keyframe_depth(tour_id, stamp_ns)
         if kd is None:
             return None
@@ -758,7 +760,6 @@ class TourIndex:
             height = memory_camera_height(self.memory, self.memory.cfg) or (float(np.median(heights)) if heights else None)
         if not height:
             return None
-        stamps, xys, yaws, _ = self.views(tour_id)
         i = int(np.searchsorted(stamps, stamp_ns))
         if i >= len(stamps) or stamps[i] != stamp_ns:
             return None
