@@ -7,13 +7,12 @@ and a memory without depth answers as it always did."""
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
 
 from helpers_ask import SEC, T0, TOUR, add_objects, add_placed_keyframes, make_memory
-from test_unentered_room import BED_PLANT, CAMERA, LIVING_PLANT
+from helpers_rooms import BED_PLANT, CAMERA, DOWN, LIVING_PLANT
 from vlkng_ros.core.ask.graph_retrieval import TourIndex
 from vlkng_ros.core.depth import line_of_sight
 from vlkng_ros.core.images import encode_depth_png
@@ -80,7 +79,6 @@ def test_a_thing_behind_the_camera_or_out_of_range_cannot_be_told():
 # The unentered-room layout (test_unentered_room): a hallway along 0 < y < 2 whose bedroom door is at
 # x in [-0.45, 0.45] (y = 2); the bedroom plant at (0, 3.2) was seen twice through the door, and four
 # hallway views that faced it missed it. Whether those four say "a wall" is what their depth tells.
-DOWN = -math.pi / 2
 MISSED_BED = (12, 13, 14, 15)  # the hallway views that faced the bedroom plant and missed it
 
 
