@@ -893,6 +893,18 @@ def cloud_to_depth(points_cam: np.ndarray, camera: CameraModel, noise: DepthNois
 
 
 # --- keyframe depth in a memory ------------------------------------------------------------
+def stored_depth(frames, tour_id: str, stamp_ns: int) -> np.ndarray | None:
+    """The keyframe's stored depth (frame store ``get_depth``), decoded (float32 m, NaN = none);
+    None when it stored none or its file is damaged (a reader then does without it)."""
+    from .images import decode_depth_png
+
+    try:
+        png = frames.get_depth(tour_id, stamp_ns)
+        return decode_depth_png(png) if png else None
+    except (OSError, ValueError):
+        return None
+
+
 class KeyframeDepths:
     """A memory's stored keyframe depth (frame store ``get_depth``), decoded once: the few
     keyframes of a chunk are asked for once per box."""
@@ -907,13 +919,7 @@ class KeyframeDepths:
         key = (tour_id, int(stamp_ns))
         if key in self._cache:
             return self._cache[key]
-        from .images import decode_depth_png
-
-        try:
-            png = self.frames.get_depth(tour_id, stamp_ns)
-            depth = decode_depth_png(png) if png else None
-        except (OSError, ValueError):
-            return None  # a damaged depth file: the object is placed without it
+        depth = stored_depth(self.frames, tour_id, stamp_ns)  # None: the object is placed without it
         if depth is not None:  # a keyframe without depth is asked again: its depth may come later
             if len(self._cache) >= self.capacity:
                 self._cache.pop(next(iter(self._cache)))

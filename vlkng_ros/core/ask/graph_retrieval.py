@@ -715,8 +715,7 @@ class TourIndex:
     def _keyframe_depth(self, tour_id: str, stamp_ns: int) -> tuple[np.ndarray, float | None] | None:
         """The keyframe's stored depth, strided to at most SIGHT_WIDTH_PX wide, and the camera height its floor
         gave (``depth.floor_height``); None when it stored none (remembered until the memory changes)."""
-        from ..depth import floor_height
-        from ..images import decode_depth_png
+        from ..depth import floor_height, stored_depth
 
         key = (self.memory.generation,)
         with self._lock:
@@ -728,11 +727,7 @@ class TourIndex:
         frames, cam = getattr(self.memory, "frames", None), cached[5] if cached is not None else None
         out = None
         if frames is not None and cam is not None:
-            try:
-                png = frames.get_depth(tour_id, stamp_ns)
-                depth = decode_depth_png(png) if png else None
-            except (OSError, ValueError):
-                depth = None  # a damaged depth file: the view counts as it would without depth
+            depth = stored_depth(frames, tour_id, stamp_ns)  # None: the view counts as without depth
             if depth is not None:
                 step = max(1, -(-depth.shape[1] // SIGHT_WIDTH_PX))
                 out = (depth[::step, ::step].astype(np.float16), floor_height(depth, cam))
