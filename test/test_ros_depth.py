@@ -172,7 +172,8 @@ def test_live_cloud_in_the_lidar_frame_is_placed_by_tf(ros, tmp_path):
     mounted (robot_state_publisher on /tf_static) 0.1 m behind and 0.3 m above the camera. A wall
     2.5 m ahead of the LiDAR, left of its centre line, is 2.4 m ahead of the camera, in the left
     part of the image. A cloud in a frame the tree does not reach gives its keyframe no depth (not
-    a cloud taken as if it were in the camera's frame); a cloud in the image's own frame is as it was."""
+    a cloud taken as if it were in the camera's frame); a cloud in the image's own frame is as it was;
+    a LiDAR cloud that comes after its keyframe was stored is placed the same way."""
     from geometry_msgs.msg import PoseWithCovarianceStamped
     from sensor_msgs.msg import CompressedImage, PointCloud2
 
@@ -209,20 +210,28 @@ def test_live_cloud_in_the_lidar_frame_is_placed_by_tf(ros, tmp_path):
             p_pose.publish(pose)
             time.sleep(0.15)
         assert wait_until(lambda: cap.stats["keyframes"] == 3, 15), dict(cap.stats)
+        stamp, img, _, pose, _ = _msgs(3)  # its cloud comes after the keyframe was stored
+        stamps.append(stamp)
+        p_img.publish(img)
+        p_pose.publish(pose)
+        assert wait_until(lambda: cap.stats["keyframes"] == 4, 15), dict(cap.stats)
+        p_cloud.publish(_cloud(stamp + 10_000_000, wall, "lidar_link"))
+        assert wait_until(lambda: cap.stats["depth_late"] == 1, 15), dict(cap.stats)
         cap.trigger_deactivate()
         cap.builder.depth_writer.flush()
         # lidar_link: moved by the mount into the optical frame (x right = -y, y down = -(z + 0.3))
         camera = cap.builder.camera
         want = np.column_stack([-wall[:, 1], -(wall[:, 2] + 0.3), np.full(len(wall), 2.4)])
         uv = camera.project(want)
-        stored = mem.frames.get_depth("lidar", stamps[0])
-        assert stored is not None
-        back = decode_depth_png(stored)
-        vs, us = np.nonzero(np.isfinite(back))
-        assert len(us) > 100
-        assert np.nanmedian(back) == pytest.approx(2.4, abs=0.003)
-        assert uv[:, 0].min() - 1 <= us.min() and us.max() <= uv[:, 0].max() + 1 < W / 2  # left of centre
-        assert uv[:, 1].min() - 1 <= vs.min() and vs.max() <= uv[:, 1].max() + 1
+        for stamp in (stamps[0], stamps[3]):
+            stored = mem.frames.get_depth("lidar", stamp)
+            assert stored is not None, stamp
+            back = decode_depth_png(stored)
+            vs, us = np.nonzero(np.isfinite(back))
+            assert len(us) > 100
+            assert np.nanmedian(back) == pytest.approx(2.4, abs=0.003)
+            assert uv[:, 0].min() - 1 <= us.min() and us.max() <= uv[:, 0].max() + 1 < W / 2  # left of centre
+            assert uv[:, 1].min() - 1 <= vs.min() and vs.max() <= uv[:, 1].max() + 1
         # radar_link: TF does not connect it to the camera: the keyframe is kept, without depth
         assert mem.graph.get_keyframe("lidar", stamps[1]) is not None
         assert mem.frames.get_depth("lidar", stamps[1]) is None
