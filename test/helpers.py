@@ -84,6 +84,22 @@ def build_test_interfaces() -> str:
     return ""
 
 
+def transform_stamped(stamp_ns: int, parent: str, child: str, t, q):
+    """A geometry_msgs/TransformStamped ``parent -> child`` (translation t, quaternion q = x, y, z, w)
+    for a tf2_msgs/TFMessage on /tf or /tf_static."""
+    from geometry_msgs.msg import TransformStamped
+
+    from vlkng_ros import conversions as conv
+
+    msg = TransformStamped()
+    msg.header.stamp = conv.time_from_ns(stamp_ns)
+    msg.header.frame_id, msg.child_frame_id = parent, child
+    tr, rot = msg.transform.translation, msg.transform.rotation
+    tr.x, tr.y, tr.z = (float(v) for v in t)
+    rot.x, rot.y, rot.z, rot.w = (float(v) for v in q)
+    return msg
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -274,19 +274,52 @@ def test_cloud_moved_into_the_camera_by_tf():
     ahead of the LiDAR and 0.5 m to its left is 1.9 m ahead of the camera, 0.3 m above it and
     0.5 m left, i.e. in the optical frame (x right, y down, z forward) (-0.5, -0.3, 1.9), whether
     the image names camera_link (turned here) or its optical frame (turned by TF)."""
+    from vlkng_ros.core.config import DepthConfig
     from vlkng_ros.core.tf import TransformBuffer
-    from vlkng_ros.core.tour import cloud_to_camera
 
     tf = TransformBuffer(cache_s=None)
     tf.set_transform("base_link", "camera_link", 0, (0.2, 0.0, 1.0), (0, 0, 0, 1), static=True)
     tf.set_transform("base_link", "lidar", 0, (0.1, 0.0, 1.3), (0, 0, 0, 1), static=True)
     tf.set_transform("camera_link", "camera_optical_frame", 0, (0, 0, 0), (-0.5, 0.5, -0.5, 0.5), static=True)
-    for frame in ("camera_link", "camera_optical_frame"):
-        rot, trans = cloud_to_camera(tf, frame, "lidar", 10)
+    for frame in ("camera_link", "/camera_optical_frame"):
+        rot, trans = dp.cloud_to_camera(DepthConfig(), frame, "/lidar", 10, tf.lookup)
         p = dp.transform_points(np.array([[2.0, 0.5, 0.0]]), rot, trans)[0]
         assert p == pytest.approx([-0.5, -0.3, 1.9], abs=1e-6), frame
-    with pytest.raises(ValueError, match="no transform"):
-        cloud_to_camera(tf, "camera_link", "radar", 10)
+        tr = tf.lookup(frame.lstrip("/"), "lidar", 10)  # the conversion alone, from the looked-up transform
+        rot2, trans2 = dp.optical_from_transform(tr, frame)
+        assert rot2 == pytest.approx(rot) and trans2 == pytest.approx(trans)
+    with pytest.raises(ValueError, match="no transform from the cloud's frame to the camera: .*not connected"):
+        dp.cloud_to_camera(DepthConfig(), "camera_link", "radar", 10, tf.lookup)
+
+
+def test_cloud_placement_config_wins_then_tf_then_none():
+    """The configured mount wins over TF (as a robot engineer set it); a cloud in the image's own
+    frame, or with no TF at all, is taken as in the optical frame; a live lookup's ValueError is
+    reported like the buffer's."""
+    from vlkng_ros.core.config import DepthConfig
+    from vlkng_ros.core.tf import Transform
+
+    calls = []
+
+    def lookup(target, source, stamp_ns):
+        calls.append((target, source, stamp_ns))
+        return Transform((0.0, 0.0, 0.5), (0.0, 0.0, 0.0, 1.0))
+
+    mount = DepthConfig(cloud_frame_to_camera="0 0.1 0 0 0 0 1")
+    rot, trans = dp.cloud_to_camera(mount, "cam_optical_frame", "lidar", 5, lookup)
+    assert rot == pytest.approx(np.eye(3)) and trans == pytest.approx([0.0, 0.1, 0.0]) and not calls
+    for cam, cloud, lk in (("cam_optical_frame", "/cam_optical_frame", lookup), ("cam_optical_frame", "lidar", None),
+                           ("", "lidar", lookup), ("cam_optical_frame", "", lookup)):
+        rot, trans = dp.cloud_to_camera(DepthConfig(), cam, cloud, 5, lk)
+        assert rot == pytest.approx(np.eye(3)) and trans == pytest.approx([0.0, 0.0, 0.0]) and not calls
+    rot, trans = dp.cloud_to_camera(DepthConfig(), "cam_optical_frame", "lidar", 5, lookup)
+    assert calls == [("cam_optical_frame", "lidar", 5)] and trans == pytest.approx([0.0, 0.0, 0.5])
+
+    def failing(target, source, stamp_ns):
+        raise ValueError("ExtrapolationException: lookup would require extrapolation into the future")
+
+    with pytest.raises(ValueError, match="^no transform from the cloud's frame to the camera: Extrapolation"):
+        dp.cloud_to_camera(DepthConfig(), "cam_optical_frame", "lidar", 5, failing)
 
 
 def test_camera_height_from_the_floor_in_the_depth_image():

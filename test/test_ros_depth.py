@@ -1,21 +1,24 @@
 """The depth path over real rclpy/DDS: a capture node fed colour, aligned depth (16UC1), a late
-depth frame and a PointCloud2, as a robot's drivers publish them, stores each keyframe's depth.
+depth frame and a PointCloud2, as a robot's drivers publish them, stores each keyframe's depth;
+a LiDAR's cloud in its own frame is placed by the mount on /tf_static.
 cv_bridge, sensor_msgs_py and image_geometry have no wheels: here the numpy fallbacks do the work
 (and the node says so in its log); with ROS installed from apt the libraries are used instead."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
 import cv2
 import numpy as np
 import pytest
-from helpers import domain_id, wait_until
+from helpers import build_test_interfaces, domain_id, transform_stamped, wait_until
 import rclpy
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from vlkng_ros import conversions as conv
 from vlkng_ros.core.config import VlkngConfig
@@ -24,7 +27,7 @@ from vlkng_ros.core.memory import Memory
 from vlkng_ros.nodes.capture import CaptureNode
 from vlkng_ros.nodes.common import TransitionCallbackReturn
 
-DOMAIN_ID = domain_id(77)  # unique per ROS test module
+DOMAIN_ID = domain_id(85)  # unique per ROS test module
 OK = TransitionCallbackReturn.SUCCESS
 T0 = 1_800_000_000_000_000_000
 W, H = 160, 120
@@ -69,19 +72,44 @@ def _msgs(k: int):
     return stamp, img, dmsg, pose, depth
 
 
-def _cloud(stamp: int):
-    """A PointCloud2 in the camera's optical frame: a 0.5 m wide plane 2 m ahead."""
+def _cloud(stamp: int, pts: np.ndarray | None = None, frame_id: str = "camera_color_optical_frame"):
+    """A PointCloud2 of ``pts`` (Nx3) in ``frame_id``; by default in the camera's optical frame: a
+    0.5 m wide plane 2 m ahead."""
     from sensor_msgs.msg import PointCloud2, PointField
 
-    xs, ys = np.meshgrid(np.linspace(-0.25, 0.25, 30), np.linspace(-0.2, 0.2, 20))
-    pts = np.column_stack([xs.ravel(), ys.ravel(), np.full(xs.size, 2.0)]).astype("<f4")
+    if pts is None:
+        xs, ys = np.meshgrid(np.linspace(-0.25, 0.25, 30), np.linspace(-0.2, 0.2, 20))
+        pts = np.column_stack([xs.ravel(), ys.ravel(), np.full(xs.size, 2.0)])
+    pts = np.asarray(pts).astype("<f4")
     msg = PointCloud2(height=1, width=len(pts), is_bigendian=False, point_step=12, row_step=12 * len(pts),
                       is_dense=True, data=pts.tobytes(),
                       fields=[PointField(name=n, offset=4 * i, datatype=PointField.FLOAT32, count=1)
                               for i, n in enumerate("xyz")])
     msg.header.stamp = conv.time_from_ns(stamp)
-    msg.header.frame_id = "camera_color_optical_frame"
+    msg.header.frame_id = frame_id
     return msg
+
+
+@contextlib.contextmanager
+def _capture(mem: Memory, tour_id: str, namespace: str = ""):
+    """A configured, active capture node (clouds on ``points``, full-size stored depth, camera from
+    the first frame) and a driver node to publish from, spun until the block ends."""
+    cap = CaptureNode(memory=mem, namespace=namespace, parameter_overrides=[
+        Parameter("tour_id", value=tour_id), Parameter("depth.store_scale", value=1),
+        Parameter("depth.cloud_topic", value="points"), Parameter("camera_info_topic", value="")])
+    pub = Node(f"{tour_id}_driver", namespace=namespace)
+    ex = MultiThreadedExecutor()
+    ex.add_node(cap)
+    ex.add_node(pub)
+    spin = threading.Thread(target=ex.spin, daemon=True)
+    spin.start()
+    try:
+        assert cap.trigger_configure() == OK and cap.trigger_activate() == OK
+        yield cap, pub
+    finally:
+        ex.shutdown()
+        cap.destroy_node()
+        pub.destroy_node()
 
 
 def test_live_capture_stores_aligned_depth_with_each_keyframe(ros, tmp_path, caplog):
@@ -92,63 +120,121 @@ def test_live_capture_stores_aligned_depth_with_each_keyframe(ros, tmp_path, cap
     cfg.embeddings.text_backend = "hashing"
     caplog.set_level("INFO", logger="vlkng.conversions")
     conv._LIBS.clear()
-    with Memory.open(tmp_path / "mem", cfg) as mem:
-        cap = CaptureNode(memory=mem, parameter_overrides=[
-            Parameter("tour_id", value="live"), Parameter("depth.store_scale", value=1),
-            Parameter("depth.cloud_topic", value="points"), Parameter("camera_info_topic", value="")])
-        pub = Node("depth_driver")
-        ex = MultiThreadedExecutor()
-        ex.add_node(cap)
-        ex.add_node(pub)
-        spin = threading.Thread(target=ex.spin, daemon=True)
-        spin.start()
-        try:
-            assert cap.trigger_configure() == OK and cap.trigger_activate() == OK
-            p_img = pub.create_publisher(CompressedImage, "camera/image_raw/compressed", 10)
-            p_depth = pub.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", 10)
-            p_pose = pub.create_publisher(PoseWithCovarianceStamped, "pose", 10)
-            p_cloud = pub.create_publisher(PointCloud2, "points", 10)
-            assert wait_until(lambda: p_img.get_subscription_count() and p_depth.get_subscription_count()
-                             and p_cloud.get_subscription_count())
-            sent = {}
-            late = None
-            for k in range(5):
-                stamp, img, dmsg, pose, depth = _msgs(k)
-                sent[stamp] = depth
-                if k == 3:  # this depth frame comes late: after its keyframe was stored
-                    late = dmsg
-                elif k == 4:  # no aligned depth for this one, a cloud 10 ms off instead
-                    sent[stamp] = None
-                    p_cloud.publish(_cloud(stamp + 10_000_000))
-                else:
-                    p_depth.publish(dmsg)
-                time.sleep(0.15)
-                p_img.publish(img)
-                p_pose.publish(pose)
-                time.sleep(0.15)
-            assert wait_until(lambda: cap.stats["keyframes"] == 5, 15), dict(cap.stats)
-            p_depth.publish(late)
-            assert wait_until(lambda: cap.stats["depth_late"] == 1, 15), dict(cap.stats)
-            cap.trigger_deactivate()
-            cap.builder.depth_writer.flush()
-            assert cap.stats["keyframes_with_depth"] == 4  # 0, 1, 2 (image), 4 (cloud); 3 came late
-            for stamp, depth in sent.items():
-                stored = mem.frames.get_depth("live", stamp)
-                assert stored is not None, stamp
-                back = decode_depth_png(stored)
-                assert back.shape == (H, W)
-                if depth is None:  # the cloud: a plane 2 m ahead projected with the camera model
-                    assert np.nanmedian(back) == pytest.approx(2.0, abs=0.002) and np.isfinite(back).sum() > 100
-                else:
-                    ok = np.isfinite(depth)
-                    assert (np.isfinite(back) == ok).all()
-                    assert np.abs(back[ok] - depth[ok]).max() < 0.001
-        finally:
-            ex.shutdown()
-            cap.destroy_node()
-            pub.destroy_node()
+    with Memory.open(tmp_path / "mem", cfg) as mem, _capture(mem, "live") as (cap, pub):
+        p_img = pub.create_publisher(CompressedImage, "camera/image_raw/compressed", 10)
+        p_depth = pub.create_publisher(Image, "camera/aligned_depth_to_color/image_raw", 10)
+        p_pose = pub.create_publisher(PoseWithCovarianceStamped, "pose", 10)
+        p_cloud = pub.create_publisher(PointCloud2, "points", 10)
+        assert wait_until(lambda: p_img.get_subscription_count() and p_depth.get_subscription_count()
+                         and p_cloud.get_subscription_count())
+        sent = {}
+        late = None
+        for k in range(5):
+            stamp, img, dmsg, pose, depth = _msgs(k)
+            sent[stamp] = depth
+            if k == 3:  # this depth frame comes late: after its keyframe was stored
+                late = dmsg
+            elif k == 4:  # no aligned depth for this one, a cloud 10 ms off instead
+                sent[stamp] = None
+                p_cloud.publish(_cloud(stamp + 10_000_000))
+            else:
+                p_depth.publish(dmsg)
+            time.sleep(0.15)
+            p_img.publish(img)
+            p_pose.publish(pose)
+            time.sleep(0.15)
+        assert wait_until(lambda: cap.stats["keyframes"] == 5, 15), dict(cap.stats)
+        p_depth.publish(late)
+        assert wait_until(lambda: cap.stats["depth_late"] == 1, 15), dict(cap.stats)
+        cap.trigger_deactivate()
+        cap.builder.depth_writer.flush()
+        assert cap.stats["keyframes_with_depth"] == 4  # 0, 1, 2 (image), 4 (cloud); 3 came late
+        for stamp, depth in sent.items():
+            stored = mem.frames.get_depth("live", stamp)
+            assert stored is not None, stamp
+            back = decode_depth_png(stored)
+            assert back.shape == (H, W)
+            if depth is None:  # the cloud: a plane 2 m ahead projected with the camera model
+                assert np.nanmedian(back) == pytest.approx(2.0, abs=0.002) and np.isfinite(back).sum() > 100
+            else:
+                ok = np.isfinite(depth)
+                assert (np.isfinite(back) == ok).all()
+                assert np.abs(back[ok] - depth[ok]).max() < 0.001
     # the fallbacks did the work and the log says so (where the libraries exist, they are used)
     text = caplog.text
     assert conv.ros_library("cv_bridge") is None or "cv_bridge is installed" in text
     assert "cv_bridge is not importable" in text or "cv_bridge is installed" in text
     assert "sensor_msgs_py" in text
+
+
+def test_live_cloud_in_the_lidar_frame_is_placed_by_tf(ros, tmp_path):
+    """A 3D LiDAR publishes /points in lidar_link (REP 103 body axes: x forward, y left, z up),
+    mounted (robot_state_publisher on /tf_static) 0.1 m behind and 0.3 m above the camera. A wall
+    2.5 m ahead of the LiDAR, left of its centre line, is 2.4 m ahead of the camera, in the left
+    part of the image. A cloud in a frame the tree does not reach gives its keyframe no depth (not
+    a cloud taken as if it were in the camera's frame); a cloud in the image's own frame is as it was;
+    a LiDAR cloud that comes after its keyframe was stored is placed the same way."""
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+    from sensor_msgs.msg import CompressedImage, PointCloud2
+
+    why = build_test_interfaces()
+    if why:
+        pytest.skip(why)
+    from tf2_msgs.msg import TFMessage
+
+    cfg = VlkngConfig()
+    cfg.embeddings.text_backend = "hashing"
+    ys, zs = np.meshgrid(np.linspace(0.1, 0.6, 40), np.linspace(-0.5, -0.1, 30))  # lidar frame: left, below
+    wall = np.column_stack([np.full(ys.size, 2.5), ys.ravel(), zs.ravel()])
+    with Memory.open(tmp_path / "mem", cfg) as mem, _capture(mem, "lidar", "lidar_robot") as (cap, pub):
+        assert cap.tf is not None
+        p_static = pub.create_publisher(TFMessage, "/tf_static", QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE))
+        p_img = pub.create_publisher(CompressedImage, "camera/image_raw/compressed", 10)
+        p_pose = pub.create_publisher(PoseWithCovarianceStamped, "pose", 10)
+        p_cloud = pub.create_publisher(PointCloud2, "points", 10)
+        p_static.publish(TFMessage(transforms=[
+            transform_stamped(T0, "base_link", "camera_link", (0.2, 0.0, 1.0), (0, 0, 0, 1)),
+            transform_stamped(T0, "camera_link", "camera_color_optical_frame", (0, 0, 0), (-0.5, 0.5, -0.5, 0.5)),
+            transform_stamped(T0, "base_link", "lidar_link", (0.1, 0.0, 1.3), (0, 0, 0, 1))]))
+        assert wait_until(lambda: p_img.get_subscription_count() and p_cloud.get_subscription_count()
+                         and "lidar_link" in cap.tf.buffer.frames())
+        clouds = [(wall, "lidar_link"), (wall, "radar_link"), (None, "camera_color_optical_frame")]
+        stamps = []
+        for k, (pts, frame) in enumerate(clouds):
+            stamp, img, _, pose, _ = _msgs(k)
+            stamps.append(stamp)
+            p_cloud.publish(_cloud(stamp + 10_000_000, pts, frame))
+            time.sleep(0.15)
+            p_img.publish(img)
+            p_pose.publish(pose)
+            time.sleep(0.15)
+        assert wait_until(lambda: cap.stats["keyframes"] == 3, 15), dict(cap.stats)
+        stamp, img, _, pose, _ = _msgs(3)  # its cloud comes after the keyframe was stored
+        stamps.append(stamp)
+        p_img.publish(img)
+        p_pose.publish(pose)
+        assert wait_until(lambda: cap.stats["keyframes"] == 4, 15), dict(cap.stats)
+        p_cloud.publish(_cloud(stamp + 10_000_000, wall, "lidar_link"))
+        assert wait_until(lambda: cap.stats["depth_late"] == 1, 15), dict(cap.stats)
+        cap.trigger_deactivate()
+        cap.builder.depth_writer.flush()
+        # lidar_link: moved by the mount into the optical frame (x right = -y, y down = -(z + 0.3))
+        camera = cap.builder.camera
+        want = np.column_stack([-wall[:, 1], -(wall[:, 2] + 0.3), np.full(len(wall), 2.4)])
+        uv = camera.project(want)
+        for stamp in (stamps[0], stamps[3]):
+            stored = mem.frames.get_depth("lidar", stamp)
+            assert stored is not None, stamp
+            back = decode_depth_png(stored)
+            vs, us = np.nonzero(np.isfinite(back))
+            assert len(us) > 100
+            assert np.nanmedian(back) == pytest.approx(2.4, abs=0.003)
+            assert uv[:, 0].min() - 1 <= us.min() and us.max() <= uv[:, 0].max() + 1 < W / 2  # left of centre
+            assert uv[:, 1].min() - 1 <= vs.min() and vs.max() <= uv[:, 1].max() + 1
+        # radar_link: TF does not connect it to the camera: the keyframe is kept, without depth
+        assert mem.graph.get_keyframe("lidar", stamps[1]) is not None
+        assert mem.frames.get_depth("lidar", stamps[1]) is None
+        assert cap.stats["depth_no_tf"] == 1 and cap.builder.depth_writer.skipped == 1
+        # the image's own frame: no lookup, the plane 2 m ahead as before
+        assert np.nanmedian(decode_depth_png(mem.frames.get_depth("lidar", stamps[2]))) == pytest.approx(2.0, abs=0.002)

@@ -17,7 +17,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from helpers import build_test_interfaces, domain_id, wait_until
+from helpers import build_test_interfaces, domain_id, transform_stamped, wait_until
 from vlkng_ros import conversions as conv
 from vlkng_ros.core.config import VlkngConfig
 from vlkng_ros.core.memory import Memory
@@ -55,18 +55,6 @@ def memory(tmp_path):
         yield mem
 
 
-def _ts(stamp_ns: int, parent: str, child: str, t, q):
-    from geometry_msgs.msg import TransformStamped
-
-    msg = TransformStamped()
-    msg.header.stamp = conv.time_from_ns(stamp_ns)
-    msg.header.frame_id, msg.child_frame_id = parent, child
-    tr, rot = msg.transform.translation, msg.transform.rotation
-    tr.x, tr.y, tr.z = (float(v) for v in t)
-    rot.x, rot.y, rot.z, rot.w = (float(v) for v in q)
-    return msg
-
-
 def _image(stamp_ns: int, frame_id: str, seed: int):
     from sensor_msgs.msg import CompressedImage
 
@@ -101,8 +89,8 @@ def test_live_tf_over_dds_gives_keyframes_the_camera_pose(ros, memory):
     tf_pub = robot.create_publisher(TFMessage, "/tf", 100)
     img_pub = robot.create_publisher(CompressedImage, "/robot1/camera/image_raw/compressed", 30)
     static_pub.publish(TFMessage(transforms=[
-        _ts(T0, "base_link", "camera_link", *MOUNT),
-        _ts(T0, "camera_link", "camera_optical_frame", (0, 0, 0), OPTICAL)]))
+        transform_stamped(T0, "base_link", "camera_link", *MOUNT),
+        transform_stamped(T0, "camera_link", "camera_optical_frame", (0, 0, 0), OPTICAL)]))
     # the latched mount arrives (transient local), and the image subscription is matched
     assert wait_until(lambda: img_pub.get_subscription_count() > 0
                      and "camera_optical_frame" in capture.tf.buffer.frames())
@@ -119,8 +107,8 @@ def test_live_tf_over_dds_gives_keyframes_the_camera_pose(ros, memory):
         for t in (before, after):
             kk = k + (t - stamp) / 700_000_000
             expected.set_transform("odom", "base_link", t, *_base(kk))
-        msgs = [_ts(t, "odom", "base_link", *_base(k + (t - stamp) / 700_000_000)) for t in (before, after)]
-        msgs += [_ts(before, "map", "odom", *map_odom), _ts(after, "map", "odom", *map_odom)]
+        msgs = [transform_stamped(t, "odom", "base_link", *_base(k + (t - stamp) / 700_000_000)) for t in (before, after)]
+        msgs += [transform_stamped(before, "map", "odom", *map_odom), transform_stamped(after, "map", "odom", *map_odom)]
         if k == 5:  # the last frame comes BEFORE its transforms: it waits for them
             img_pub.publish(_image(stamp, "camera_optical_frame", k))
             time.sleep(0.3)

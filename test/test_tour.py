@@ -172,3 +172,70 @@ def test_named_topics_must_exist(sim_tour):
         Tour.open(sim_tour, image_topic="/pose")
     tour = Tour.open(sim_tour, pose_topic="/other_pose")
     assert tour.poses() == []
+
+
+def _cloud_msg(stamp: int, pts: np.ndarray, frame_id: str):
+    PointField = TS.types["sensor_msgs/msg/PointField"]
+    data = np.frombuffer(np.asarray(pts, "<f4").tobytes(), np.uint8)
+    return TS.types["sensor_msgs/msg/PointCloud2"](
+        header=_header(stamp, frame_id), height=1, width=len(pts),
+        fields=[PointField(name=n, offset=4 * i, datatype=7, count=1) for i, n in enumerate("xyz")],  # 7: FLOAT32
+        is_bigendian=False, point_step=12, row_step=12 * len(pts), data=data, is_dense=True)
+
+
+def _tf_static(stamp: int, edges) -> object:
+    g = TS.types
+    return g["tf2_msgs/msg/TFMessage"](transforms=[g["geometry_msgs/msg/TransformStamped"](
+        header=_header(stamp, parent), child_frame_id=child,
+        transform=g["geometry_msgs/msg/Transform"](translation=g["geometry_msgs/msg/Vector3"](x=t[0], y=t[1], z=t[2]),
+                                                   rotation=g["geometry_msgs/msg/Quaternion"](x=q[0], y=q[1], z=q[2], w=q[3])))
+        for parent, child, t, q in edges])
+
+
+def test_bag_cloud_in_the_lidar_frame_is_placed_by_the_bags_tf(tmp_path):
+    """A bag whose LiDAR cloud (/points, lidar_link: x forward, y left, z up) is mounted on
+    /tf_static 0.1 m behind and 0.3 m above the camera: a wall 2.5 m ahead of the LiDAR, left of
+    it, is 2.4 m ahead of the camera, left in the image. A cloud in a frame the tree does not reach
+    gives no depth (an error naming it); a configured mount is used instead of TF when set."""
+    from vlkng_ros.core.config import DepthConfig
+    from vlkng_ros.core.model import CameraModel
+
+    w, h = 160, 120
+    ys, zs = np.meshgrid(np.linspace(0.1, 0.6, 40), np.linspace(-0.5, -0.1, 30))
+    wall = np.column_stack([np.full(ys.size, 2.5), ys.ravel(), zs.ravel()])
+    img = np.frombuffer(cv2.imencode(".jpg", np.random.default_rng(0).integers(0, 255, (h, w, 3), np.uint8))[1]
+                        .tobytes(), np.uint8)
+    with Writer(tmp_path / "t" / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as bag:
+        types = {"/tf_static": "tf2_msgs/msg/TFMessage", "/camera/image_raw/compressed": "sensor_msgs/msg/CompressedImage",
+                 "/points": "sensor_msgs/msg/PointCloud2"}
+        conns = {t: bag.add_connection(t, m, typestore=TS) for t, m in types.items()}
+
+        def write(topic: str, log_ns: int, msg) -> None:
+            bag.write(conns[topic], log_ns, TS.serialize_cdr(msg, types[topic]))
+
+        write("/tf_static", T0, _tf_static(T0, [
+            ("base_link", "camera_link", (0.2, 0.0, 1.0), (0.0, 0.0, 0.0, 1.0)),
+            ("camera_link", "camera_color_optical_frame", (0.0, 0.0, 0.0), (-0.5, 0.5, -0.5, 0.5)),
+            ("base_link", "lidar_link", (0.1, 0.0, 1.3), (0.0, 0.0, 0.0, 1.0))]))
+        for k, frame in enumerate(("lidar_link", "radar_link")):
+            stamp = T0 + (k + 1) * 10**9
+            write("/camera/image_raw/compressed", stamp + 10**6,
+                  TS.types["sensor_msgs/msg/CompressedImage"](header=_header(stamp, "camera_color_optical_frame"),
+                                                              format="jpeg", data=img))
+            write("/points", stamp + 2 * 10**6, _cloud_msg(stamp + 10**7, wall, frame))
+    cam = CameraModel.from_hfov(w, h, 90.0)
+    want = cam.project(np.column_stack([-wall[:, 1], -(wall[:, 2] + 0.3), np.full(len(wall), 2.4)]))
+    frames = list(Tour.open(tmp_path / "t", depth=DepthConfig()).frames())
+    assert [f.depth is not None for f in frames] == [True, True]  # each frame has a cloud 10 ms off
+    d = frames[0].depth()
+    vs, us = np.nonzero(np.isfinite(d))
+    assert len(us) > 100 and np.nanmedian(d) == pytest.approx(2.4, abs=1e-3)
+    assert want[:, 0].min() - 1 <= us.min() and us.max() <= want[:, 0].max() + 1 < w / 2
+    assert want[:, 1].min() - 1 <= vs.min() and vs.max() <= want[:, 1].max() + 1
+    with pytest.raises(ValueError, match="no transform from the cloud's frame to the camera: .*radar_link"):
+        frames[1].depth()
+    # a configured mount is used instead of TF: here the LiDAR's turn into the optical frame with
+    # the camera 0.5 m further back than TF says, for the cloud in lidar_link and in radar_link alike
+    mount = DepthConfig(cloud_frame_to_camera="0 -0.3 0.4 0.5 -0.5 0.5 0.5")
+    for f in Tour.open(tmp_path / "t", depth=mount).frames():
+        assert np.nanmedian(f.depth()) == pytest.approx(2.9, abs=1e-3)

@@ -201,8 +201,9 @@ class DepthConfig:
     cloud_topic: str = _f("", "sensor_msgs/PointCloud2 (a 3D LiDAR or depth cloud), projected into the camera; "
                               "empty = none.")
     cloud_frame_to_camera: str = _f("", "Cloud frame -> camera optical frame as 'x y z qx qy qz qw' (m, "
-                                        "quaternion) when TF does not give it; empty = the cloud is in the "
-                                        "optical frame.")
+                                        "quaternion) when TF does not give it (set, it is used instead of TF); "
+                                        "empty = TF image frame <- cloud frame when the cloud names another "
+                                        "frame, else the cloud is in the optical frame.")
     max_offset_ms: float = _f(20.0, "A depth frame belongs to the colour frame stamped within this (ms).")
     store_scale: int = _f(2, "Keyframe depth is stored (16-bit PNG) at 1/store_scale of its size (1 = full).")
     noise_base_m: float = _f(0.003, "Depth noise model sigma = base + quadratic * z^2: the base (m).")

@@ -27,12 +27,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from .geometry import BORDER_PX, HULL_MIN_WIDTH_M, HULL_NOISE_SIGMAS, HULL_PERCENTILE
 from .model import BBox, CameraModel, Pose
+from .tf import Transform, is_optical_frame
+
+if TYPE_CHECKING:
+    from .config import DepthConfig
 
 CENTRAL_SHARE = 0.6  # the middle share of the box's width and height used for the range
 MAX_SAMPLES = 1600  # pixels sampled per box region (a grid stride keeps it cheap)
@@ -874,6 +878,39 @@ def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> np.ndarray:
     return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+# REP 103 body axes (x forward, y left, z up) -> optical axes (x right, y down, z forward)
+BODY_TO_OPTICAL = np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
+
+
+def optical_from_transform(cloud_in_camera: Transform, camera_frame: str) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t) moving points into ``camera_frame``'s optical convention (x right, y down, z forward)
+    from the looked-up transform ``camera_frame <- cloud frame``; a camera frame that is not an
+    optical one (a REP 103 body frame, x forward) is turned into it."""
+    rot, trans = quaternion_matrix(*cloud_in_camera.q), np.array(cloud_in_camera.t, dtype=float)
+    if not is_optical_frame(camera_frame):
+        rot, trans = BODY_TO_OPTICAL @ rot, BODY_TO_OPTICAL @ trans
+    return rot, trans
+
+
+def cloud_to_camera(depth_cfg: "DepthConfig", camera_frame: str, cloud_frame: str, stamp_ns: int,
+                    lookup: Callable[[str, str, int], Transform] | None) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t) moving a cloud's points into the camera's optical frame, bags and live alike:
+    ``depth.cloud_frame_to_camera`` when set (it wins); else, when the cloud names another frame
+    than the image and there is TF (``lookup(target, source, stamp_ns)``, raising ValueError or
+    LookupError), ``camera_frame <- cloud_frame`` at the image's stamp; else none (the cloud is
+    taken as in the optical frame). Raises ValueError naming the missing transform: the frame is
+    then used without depth, never with a made-up one."""
+    camera_frame, cloud_frame = camera_frame.lstrip("/"), cloud_frame.lstrip("/")
+    if (depth_cfg.cloud_frame_to_camera.strip() or lookup is None or not camera_frame or not cloud_frame
+            or cloud_frame == camera_frame):
+        return depth_cfg.cloud_transform()
+    try:
+        tr = lookup(camera_frame, cloud_frame, stamp_ns)
+    except (LookupError, ValueError) as e:
+        raise ValueError(f"no transform from the cloud's frame to the camera: {e}") from e
+    return optical_from_transform(tr, camera_frame)
 
 
 def cloud_to_depth(points_cam: np.ndarray, camera: CameraModel, noise: DepthNoise = DepthNoise()) -> np.ndarray:

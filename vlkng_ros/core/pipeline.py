@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 import numpy as np
 
@@ -42,17 +42,20 @@ if TYPE_CHECKING:
 log = logging.getLogger("vlkng.build")
 
 
-DepthSource = Union[np.ndarray, Callable[[], np.ndarray]]  # metres (NaN = none), or how to decode it
+# metres (NaN = none), or how to decode it (None: no depth for this keyframe after all, the
+# decoder said why: a cloud TF could not place)
+DepthSource = Union[np.ndarray, Callable[[], Optional[np.ndarray]]]
 
 
 class DepthWriter:
     """Keyframe depth into the frame store, off the capture thread: encoding a 16-bit PNG costs
     tens of milliseconds, decoding the message a few, so capture only hands the message over.
 
-    ``submit`` queues (tour, stamp, depth or a function decoding it); a worker thread decodes,
-    shrinks by ``scale`` (every scale-th reading: no made-up depths between surfaces), encodes and
-    writes. A full queue drops the depth (counted and logged) unless ``block``: a live robot keeps
-    capturing colour keyframes whatever happens to depth. ``flush`` waits until all is written."""
+    ``submit`` queues (tour, stamp, depth or a function decoding it; None from it: no depth after
+    all, counted ``skipped``); a worker thread decodes, shrinks by ``scale`` (every scale-th
+    reading: no made-up depths between surfaces), encodes and writes. A full queue drops the depth
+    (counted and logged) unless ``block``: a live robot keeps capturing colour keyframes whatever
+    happens to depth. ``flush`` waits until all is written."""
 
     def __init__(self, frames, scale: int = 2, capacity: int = 64, block: bool = False) -> None:
         self.frames = frames
@@ -61,7 +64,7 @@ class DepthWriter:
         self._queue: queue.Queue = queue.Queue(maxsize=capacity)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self.written = self.dropped = self.failed = 0
+        self.written = self.dropped = self.failed = self.skipped = 0
         self.seconds = 0.0  # worker time: decode + shrink + PNG encode + write
 
     def submit(self, tour_id: str, stamp_ns: int, depth: DepthSource) -> bool:
@@ -88,6 +91,9 @@ class DepthWriter:
             t0 = time.perf_counter()
             try:
                 d = depth() if callable(depth) else depth
+                if d is None:
+                    self.skipped += 1
+                    continue
                 if self.scale > 1:
                     d = d[:: self.scale, :: self.scale]
                 self.frames.put_depth(tour_id, stamp_ns, encode_depth_png(d))

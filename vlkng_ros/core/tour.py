@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from vlkng_ros.core.config import DepthConfig
-from vlkng_ros.core.depth import cloud_to_depth, cloud_xyz, transform_points
+from vlkng_ros.core.depth import cloud_to_camera, cloud_to_depth, cloud_xyz, transform_points
 from vlkng_ros.core.images import (compressed_kind, decode_compressed, decode_compressed_depth, decode_depth,
                                    decode_raw, is_compressed_depth)
 from vlkng_ros.core.model import CameraModel, Pose
@@ -500,17 +500,15 @@ class Tour:
         """A PointCloud2 moved into the camera's optical frame and projected into a depth image
         of the colour frame's size. The move: ``depth.cloud_frame_to_camera`` when set, else TF
         in the bag (camera frame <- cloud frame at the image's stamp: a moving robot), else none
-        (the cloud is taken as in the optical frame)."""
+        (the cloud is taken as in the optical frame): ``core.depth.cloud_to_camera``, as live."""
         if self._camera is None:
             self._camera = self.camera_model(90.0)
         fields = [(f.name, int(f.offset), int(f.datatype), int(f.count)) for f in msg.fields]
         pts = cloud_xyz(fields, int(msg.width), int(msg.height), int(msg.point_step), int(msg.row_step),
                         np.asarray(msg.data, dtype=np.uint8), bool(msg.is_bigendian))
-        rot, trans = self.depth_cfg.cloud_transform()
-        cloud_frame = str(msg.header.frame_id).lstrip("/")
-        if (not self.depth_cfg.cloud_frame_to_camera.strip() and camera_frame and cloud_frame
-                and cloud_frame != camera_frame and any(t in self._bag.topics for t in TF_TOPICS)):
-            rot, trans = cloud_to_camera(self.transforms(), camera_frame, cloud_frame, stamp_ns)
+        has_tf = any(t in self._bag.topics for t in TF_TOPICS)
+        rot, trans = cloud_to_camera(self.depth_cfg, camera_frame, str(msg.header.frame_id), stamp_ns,
+                                     (lambda *a: self.transforms().lookup(*a)) if has_tf else None)
         return cloud_to_depth(transform_points(pts, rot, trans), self._camera, self.depth_cfg.noise())
 
     def frame_count(self) -> int:
@@ -608,25 +606,6 @@ class Tour:
     def read_errors(self) -> list[str]:
         """Problems met so far while reading (damaged bag, bad messages, bad annotation lines)."""
         return list(self._errors)
-
-
-def cloud_to_camera(buffer: "TransformBuffer", camera_frame: str, cloud_frame: str,
-                    stamp_ns: int) -> tuple[np.ndarray, np.ndarray]:
-    """(R, t) moving points of ``cloud_frame`` into ``camera_frame``'s optical convention (x right,
-    y down, z forward; a REP 103 body frame, x forward, is turned into it), from TF at the stamp.
-    Raises ValueError naming the missing transform (the frame is then used without depth)."""
-    from vlkng_ros.core.depth import quaternion_matrix
-    from vlkng_ros.core.tf import TransformUnavailable, is_optical_frame
-
-    try:
-        tr = buffer.lookup(camera_frame, cloud_frame, stamp_ns)
-    except TransformUnavailable as e:
-        raise ValueError(f"no transform from the cloud's frame to the camera: {e}") from e
-    rot, trans = quaternion_matrix(*tr.q), np.array(tr.t, dtype=float)
-    if not is_optical_frame(camera_frame):
-        body_to_optical = np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
-        rot, trans = body_to_optical @ rot, body_to_optical @ trans
-    return rot, trans
 
 
 def _abs(topic: str) -> str:

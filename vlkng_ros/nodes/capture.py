@@ -24,7 +24,11 @@ or a compressedDepth CompressedImage when the name ends in 'compressedDepth') an
 ``depth.cloud_topic`` (PointCloud2). The latest depth messages are kept undecoded; a keyframe takes
 the one stamped nearest to it within ``depth.max_offset_ms`` and the depth writer thread decodes
 and stores it, so capture pays only the lookup. Depth that arrives after its keyframe was stored
-is attached to it then (positions are re-solved at the next merge).
+is attached to it then (positions are re-solved at the next merge). A cloud in another frame than
+the image is moved by ``depth.cloud_frame_to_camera`` when set, else by TF (image frame <- cloud
+frame at the keyframe's stamp, looked up when the writer decodes it: a ``/tf_static`` later than
+the cloud still counts); a cloud TF cannot place leaves its keyframe without depth (logged,
+counted ``depth_no_tf``), never with a made-up one.
 
 Stream end: when no image came for ``stream_end_s`` (or the node stops) the selector keeps what it
 held back, and then ``stream_end`` (std_msgs/Header) announces it: ``frame_id`` = the tour id,
@@ -53,7 +57,7 @@ from vlkng_msgs.msg import Keyframe as KeyframeMsg
 
 from .. import conversions as conv
 from ..core.capture import PoseBuffer
-from ..core.depth import cloud_to_depth, transform_points
+from ..core.depth import cloud_to_camera, cloud_to_depth, transform_points
 from ..core.memory import Memory
 from ..core.model import Pose
 from ..core.pipeline import MemoryBuilder
@@ -101,7 +105,7 @@ class CaptureNode(VlkngLifecycleNode):
         self._latest_odom_ns = -1
         self._busy_s = 0.0
         self._depth: dict[str, tuple[list[int], list[Any]]] = {}  # topic kind -> (stamps, messages)
-        self._awaiting_depth: collections.OrderedDict = collections.OrderedDict()  # keyframe stamps without depth
+        self._awaiting_depth: collections.OrderedDict = collections.OrderedDict()  # keyframe stamp -> frame_id, no depth yet
         self.tf = None
         self._unposed_since: float | None = None
         self._warned_no_pose = False
@@ -177,7 +181,7 @@ class CaptureNode(VlkngLifecycleNode):
         self._depth = {}
         if not d.enabled:
             return
-        self._cloud_rt = d.cloud_transform()  # ValueError on a malformed transform: configure fails
+        d.cloud_transform()  # ValueError on a malformed transform: configure fails
         if d.topic:
             compressed = d.topic.rstrip("/").lower().endswith("compresseddepth")
             self._depth["image"] = ([], [])
@@ -314,12 +318,12 @@ class CaptureNode(VlkngLifecycleNode):
             del stamps[:-DEPTH_BUFFER], msgs[:-DEPTH_BUFFER]
             # a keyframe stored before its depth came: attach it now
             tol = self._tolerance(kind)
-            late = [s for s in self._awaiting_depth if abs(s - stamp) <= tol]
-            for s in late:
+            late = [(s, f) for s, f in self._awaiting_depth.items() if abs(s - stamp) <= tol]
+            for s, _ in late:
                 del self._awaiting_depth[s]
-        for s in late:
+        for s, frame_id in late:
             with self._builder_lock:
-                attached = self.builder.attach_depth(self.tour_id, s, self._depth_source(kind, msg))
+                attached = self.builder.attach_depth(self.tour_id, s, self._depth_source(kind, msg, s, frame_id))
             if attached:
                 self.stats["depth_late"] += 1
 
@@ -327,22 +331,30 @@ class CaptureNode(VlkngLifecycleNode):
         tol = int(self.cfg.depth.max_offset_ms * 1e6)
         return tol * CLOUD_OFFSET_FACTOR if kind == "cloud" else tol
 
-    def _depth_source(self, kind: str, msg: Any):
-        """How to decode ``msg`` into metres registered to the colour image (run by the writer)."""
+    def _depth_source(self, kind: str, msg: Any, stamp: int, camera_frame: str):
+        """How to decode ``msg`` into metres registered to the colour image of the keyframe at
+        ``stamp`` in ``camera_frame`` (run by the writer; None: no depth for it, logged here)."""
         if kind == "image":
             return lambda: conv.depth_to_metres(msg)
-        camera = self.builder.camera
+        builder, lookup = self.builder, (self.tf.lookup if self.tf is not None else None)
 
         def cloud() -> Any:
+            camera = builder.camera  # read now: the first keyframe sets it when CameraInfo did not
             if camera is None:
                 raise ValueError("a point cloud needs the camera model (CameraInfo or the first frame)")
-            rot, trans = self._cloud_rt
+            try:
+                rot, trans = cloud_to_camera(self.cfg.depth, camera_frame, msg.header.frame_id, stamp, lookup)
+            except ValueError as e:
+                self.stats["depth_no_tf"] += 1
+                self.get_logger().warning(f"keyframe {stamp} stored without depth: {e}", throttle_duration_sec=10.0)
+                return None
             return cloud_to_depth(transform_points(conv.cloud_to_xyz(msg), rot, trans), camera,
                                   self.cfg.depth.noise())
         return cloud
 
-    def _depth_for(self, stamp: int):
-        """The depth source nearest to ``stamp`` within tolerance (an aligned image first)."""
+    def _depth_for(self, stamp: int, frame_id: str):
+        """The depth source nearest to ``stamp`` within tolerance (an aligned image first), for
+        the image in ``frame_id``."""
         for kind in ("image", "cloud"):
             if kind not in self._depth:
                 continue
@@ -352,7 +364,7 @@ class CaptureNode(VlkngLifecycleNode):
             if near:
                 j = min(near, key=lambda j: abs(stamps[j] - stamp))
                 if abs(stamps[j] - stamp) <= self._tolerance(kind):
-                    return self._depth_source(kind, msgs[j])
+                    return self._depth_source(kind, msgs[j], stamp, frame_id)
         return None
 
     def _on_image(self, msg: Any) -> None:
@@ -468,7 +480,7 @@ class CaptureNode(VlkngLifecycleNode):
         frame_id = msg.header.frame_id.lstrip("/")
         with self._lock:  # pose buffers and depth messages are filled by the callbacks
             pose = self._pose_at(stamp, frame_id)
-            depth = self._depth_for(stamp) if self._depth else None
+            depth = self._depth_for(stamp, frame_id) if self._depth else None
         self._note_pose(pose is not None, frame_id)
         try:
             with self._builder_lock:
@@ -495,7 +507,7 @@ class CaptureNode(VlkngLifecycleNode):
                 if self._offered_depth.get(kf.stamp_ns):
                     self.stats["keyframes_with_depth"] += 1
                 elif self._depth:
-                    self._awaiting_depth[kf.stamp_ns] = True
+                    self._awaiting_depth[kf.stamp_ns] = kf.frame_id
                     while len(self._awaiting_depth) > DEPTH_BUFFER:
                         self._awaiting_depth.popitem(last=False)
             if kf.pose is None:

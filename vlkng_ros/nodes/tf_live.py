@@ -3,8 +3,9 @@ own buffer (:mod:`vlkng_ros.core.tf`) fed from ``/tf`` and ``/tf_static`` when t
 ``tf2_msgs`` message package is importable (the venv's tests build a test-only copy of it).
 
 Both give ``pose(stamp_ns, camera_frame)`` (the camera's pose in the map frame, or None with
-``last_error`` saying why) and ``ready(stamp_ns, camera_frame)`` (the chain is known at that
-stamp, so a frame need not wait longer).
+``last_error`` saying why), ``ready(stamp_ns, camera_frame)`` (the chain is known at that
+stamp, so a frame need not wait longer) and ``lookup(target, source, stamp_ns)`` (any transform,
+e.g. a LiDAR's mount for its point cloud; ValueError saying why not).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from ..core.model import Pose
 from ..core.poses import TfPoses
-from ..core.tf import Transform, TransformBuffer, camera_pose
+from ..core.tf import Transform, TransformBuffer, TransformUnavailable, camera_pose
 
 TF_TOPIC, TF_STATIC_TOPIC = "/tf", "/tf_static"
 # /tf comes at odometry's rate, several transforms a second per edge, 4x that in a 4x replay: a
@@ -78,6 +79,14 @@ class OwnBufferTf:
         with self._lock:
             return self._poses.lookup(stamp_ns, camera_frame)
 
+    def lookup(self, target: str, source: str, stamp_ns: int) -> Transform:
+        """``target <- source`` at the stamp (maps source points into target); ValueError why not."""
+        with self._lock:
+            try:
+                return self.buffer.lookup(target, source, stamp_ns)
+            except TransformUnavailable as e:
+                raise ValueError(str(e)) from e
+
     def destroy(self, node: Any) -> None:
         for sub in self.subs:
             node.destroy_subscription(sub)
@@ -113,12 +122,19 @@ class Tf2RosTf:  # pragma: no cover - needs tf2_ros (a robot with ROS 2 from apt
 
     def pose(self, stamp_ns: int, camera_frame: str) -> Pose | None:
         try:
-            ts = self.buffer.lookup_transform(self.map_frame, camera_frame, self._time(stamp_ns))
-        except Exception as e:  # tf2.LookupException / ExtrapolationException / ConnectivityException
-            self.last_error = f"{type(e).__name__}: {e}"
+            tr = self.lookup(self.map_frame, camera_frame, stamp_ns)
+        except ValueError as e:
+            self.last_error = str(e)
             return None
+        return camera_pose(tr, camera_frame, self.map_frame)
+
+    def lookup(self, target: str, source: str, stamp_ns: int) -> Transform:
+        try:
+            ts = self.buffer.lookup_transform(target, source, self._time(stamp_ns))
+        except Exception as e:  # tf2.LookupException / ExtrapolationException / ConnectivityException
+            raise ValueError(f"{type(e).__name__}: {e}") from e
         tr, rot = ts.transform.translation, ts.transform.rotation
-        return camera_pose(Transform((tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w)), camera_frame, self.map_frame)
+        return Transform((tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w))
 
     def destroy(self, node: Any) -> None:
         self.listener.unregister()
