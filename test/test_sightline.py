@@ -187,3 +187,26 @@ def test_a_fresh_index_reads_one_keyframes_line_of_sight(tmp_path):
         assert TourIndex(walls).sight_line(TOUR, T0 + int(sorted(MISSED_BED)[0] * SEC), bed, [HEIGHT]) is False
     finally:
         walls.close()
+
+
+def test_the_memorys_camera_height_is_read_once_while_the_memory_stands(tmp_path):
+    """Views whose depth shows no floor take the memory's camera height: one read of the graph
+    store for all of them (a remote store pays a round trip per read), again after a change."""
+    from vlkng_ros.core.calibration import CAMERA_HEIGHT_META
+
+    walls = _memory(tmp_path / "walls", lambda s: scene(1.0))  # a wall a metre ahead: no floor seen
+    try:
+        walls.graph.set_meta(CAMERA_HEIGHT_META, f"{HEIGHT:.4f}")
+        reads = []
+        get_meta = walls.graph.get_meta
+        walls.graph.get_meta = lambda key: (reads.append(key), get_meta(key))[1]
+        tours = TourIndex(walls)
+        bed = walls.graph.get_objects(["o-bed"])[0].position
+        lines = [tours.sight_line(TOUR, T0 + int(s * SEC), bed, []) for s in sorted(MISSED_BED)]
+        assert lines == [False] * len(MISSED_BED)  # the memory's height read each view's wall
+        assert reads.count(CAMERA_HEIGHT_META) == 1
+        walls.touch()
+        assert tours.sight_line(TOUR, T0 + int(sorted(MISSED_BED)[0] * SEC), bed, []) is False
+        assert reads.count(CAMERA_HEIGHT_META) == 2
+    finally:
+        walls.close()

@@ -299,3 +299,28 @@ def test_a_low_narrow_rig_is_what_tf_camera_info_and_depth_say(tmp_path):
     assert main(["sim", "--out", str(tmp_path / "bad"), "--minutes", "0.1", "--camera-height", "3"]) == 1
     with pytest.raises(ValueError, match="field of view"):
         generate_tour(tmp_path / "bad2", minutes=0.1, hfov_deg=170.0, log_progress=False)
+
+
+def test_depth_noise_scales_what_the_camera_reads_and_nothing_else(tmp_path):
+    """`vlkng sim --depth --depth-noise 3`: a noisier camera than the pipeline's default model. The
+    annotations and questions are the same tour's; the floor in the depth reads three times as
+    rough; world.json records it; without --depth it is a clear error."""
+    from vlkng_ros.cli import main
+
+    def floor_roughness(out) -> float:
+        """The median step between neighbouring pixels of the floor just before the robot (about
+        1.5 m off): the floor is smooth there, the steps are the noise."""
+        steps = [float(np.nanmedian(np.abs(np.diff(f.depth()[-40:], axis=1)))) for f in Tour.open(out).frames()]
+        return float(np.median(steps))
+
+    tours = {}
+    for noise in (1.0, 3.0):
+        tours[noise] = out = tmp_path / f"n{noise:g}"
+        assert main(["sim", "--out", str(out), "--minutes", "0.1", "--seed", "4", "--depth",
+                     "--depth-noise", f"{noise:g}"]) == 0
+    for name in ("annotations.jsonl", "questions.json"):
+        assert (tours[1.0] / name).read_bytes() == (tours[3.0] / name).read_bytes()
+    world = json.loads((tours[3.0] / "world.json").read_text())
+    assert world["depth_noise"] == 3.0 and "depth_noise" not in json.loads((tours[1.0] / "world.json").read_text())
+    assert floor_roughness(tours[3.0]) / floor_roughness(tours[1.0]) == pytest.approx(3.0, rel=0.15)
+    assert main(["sim", "--out", str(tmp_path / "bad"), "--minutes", "0.1", "--depth-noise", "2"]) == 1

@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--hfov", type=float, default=90.0, metavar="DEG",
                    help="camera's horizontal field of view (degrees, 30-120); /camera/camera_info carries it "
                         "(e.g. --camera-height 0.3 --hfov 69: a RealSense D435 low on a small base)")
+    p.add_argument("--depth-noise", type=float, default=1.0, metavar="X",
+                   help="with --depth: range noise X times the model the pipeline assumes by default (0.1-10; "
+                        "e.g. 2.5: a camera with a shorter stereo baseline that nobody configured for)")
     p.add_argument("--force", action="store_true", help="replace the tour files in --out if they exist")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                       fps=args.fps, width=args.width, height=args.height, move_objects=args.move_objects,
                       log_progress=True, overwrite=args.force,
                       depth=args.depth, camera_offset=tuple(args.camera_offset), varied=args.varied,
-                      camera_height_m=args.camera_height, hfov_deg=args.hfov)
+                      camera_height_m=args.camera_height, hfov_deg=args.hfov, depth_noise=args.depth_noise)
     if args.json:
         print(json.dumps({"out": str(s.out_dir), "frames": s.frames, "poses": s.poses, "objects": s.objects,
                           "moved": s.moved, "rooms": s.rooms, "annotated_boxes": s.annotated_boxes,

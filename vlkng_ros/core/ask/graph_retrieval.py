@@ -612,6 +612,7 @@ class TourIndex:
         self._sight: dict[tuple[str, int], tuple[np.ndarray, float | None] | None] = {}  # keyframe -> its
         # decimated depth and the camera height its floor gave (None: no depth), this generation
         self._sight_key: tuple = ()
+        self._height: tuple[tuple, float | None] | None = None  # (what the memory was, memory_camera_height)
 
     def _tour(self, tour_id: str) -> tuple[list[int], list[str | None], list[tuple[float, float] | None]]:
         with self._lock:
@@ -741,7 +742,6 @@ class TourIndex:
         stood between (False), or it cannot tell / stored no depth (None): ``depth.line_of_sight``
         with the camera height its own floor gave, else the memory's (``memory_camera_height``), else
         the median of those other keyframes' floors gave (``heights``, which this adds to)."""
-        from ..calibration import memory_camera_height
         from ..depth import line_of_sight
 
         stamps, xys, yaws, _ = self.views(tour_id)  # also what _keyframe_depth reads the camera from
@@ -752,7 +752,7 @@ class TourIndex:
         if height:
             heights.append(height)
         else:
-            height = memory_camera_height(self.memory, self.memory.cfg) or (float(np.median(heights)) if heights else None)
+            height = self._memory_camera_height() or (float(np.median(heights)) if heights else None)
         if not height:
             return None
         i = int(np.searchsorted(stamps, stamp_ns))
@@ -760,6 +760,21 @@ class TourIndex:
             return None
         return line_of_sight(depth, self._views[tour_id][5], Pose.from_xy_yaw(float(xys[i, 0]), float(xys[i, 1]), float(yaws[i])),
                              xy, height, math.radians(self.memory.cfg.capture.camera_pitch_deg), self.memory.cfg.depth.noise())
+
+    def _memory_camera_height(self) -> float | None:
+        """``memory_camera_height``, read again only when the memory changed (its generation, or a
+        tour's keyframe index was re-read: another process writes it): ``sight_line`` asks for it per
+        view whose own floor gave no height, and on a remote graph store each read is a round trip."""
+        from ..calibration import memory_camera_height
+
+        with self._lock:
+            key = (self.memory.generation, tuple(sorted((t, e[:2]) for t, e in self._tours.items())))
+            if self._height is not None and self._height[0] == key:
+                return self._height[1]
+        height = memory_camera_height(self.memory, self.memory.cfg)
+        with self._lock:
+            self._height = (key, height)
+        return height
 
     def beyond_walked(self, node: ObjectNode) -> float | None:
         """The evidence (0..1) that the object stands outside every room the robot walked, i.e. in

@@ -18,7 +18,7 @@ import math
 import shutil
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import numpy as np
 from vlkng_ros.core.images import encode_jpeg
 from vlkng_ros.eval.sim.questions import make_questions
 from vlkng_ros.eval.sim.render import Renderer
-from vlkng_ros.eval.sim.sensor import realsense_depth
+from vlkng_ros.eval.sim.sensor import NOISE, realsense_depth
 from vlkng_ros.eval.sim.trajectory import camera_times, pose_samples, walk
 from vlkng_ros.eval.sim.world import WALL_HEIGHT, build_world, move_objects
 
@@ -166,14 +166,18 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
                   fps: float = 5.0, width: int = 640, height: int = 480, move_objects: int = 0,
                   log_progress: bool = True, overwrite: bool = False, depth: bool = False,
                   camera_offset: tuple[float, float] = (0.0, 0.0), varied: bool = False,
-                  camera_height_m: float = CAMERA_HEIGHT_M, hfov_deg: float = HFOV_DEG) -> SimSummary:
+                  camera_height_m: float = CAMERA_HEIGHT_M, hfov_deg: float = HFOV_DEG,
+                  depth_noise: float = 1.0) -> SimSummary:
     """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes.
     ``depth``: also write aligned depth (16UC1, RealSense-like noise and dropouts, see sensor.py)
     on DEPTH_TOPIC, stamped within 3 ms of each colour frame; everything else is unchanged.
     ``camera_offset``: the camera's mounting (x forward, y left, m) from the robot's centre
     (``base_link``, whose pose ``/pose`` and ``/odom`` give); TF carries it. ``camera_height_m`` and
     ``hfov_deg``: the camera's height above the floor (TF) and horizontal field of view (camera_info),
-    a rig other than the default's (e.g. 0.3 m and 69 deg: a RealSense low on a small base)."""
+    a rig other than the default's (e.g. 0.3 m and 69 deg: a RealSense low on a small base).
+    ``depth_noise``: the depth's range noise as a multiple of the noise model the pipeline assumes
+    by default (sensor.NOISE, a D435 at 640 px): 2-3 is a camera with a shorter stereo baseline or
+    a lower resolution that nobody configured for, under 1 a quieter one."""
     started = time.monotonic()
     if minutes <= 0 or fps <= 0:
         raise ValueError("minutes and fps must be positive")
@@ -183,6 +187,11 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
         raise ValueError(f"camera height must be 0.1-2.5 m (walls are {WALL_HEIGHT:g} m), not {camera_height_m:g}")
     if not 30.0 <= hfov_deg <= 120.0:
         raise ValueError(f"horizontal field of view must be 30-120 degrees, not {hfov_deg:g}")
+    if depth_noise != 1.0 and not depth:
+        raise ValueError("depth noise needs depth (--depth)")
+    if not 0.1 <= depth_noise <= 10.0:
+        raise ValueError(f"depth noise must be 0.1-10 times the default model's, not {depth_noise:g}")
+    noise = replace(NOISE, base_m=NOISE.base_m * depth_noise, quadratic=NOISE.quadratic * depth_noise)
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         if not overwrite:
@@ -256,7 +265,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
             bag.image(stamp, log_ns, encode_jpeg(img, JPEG_QUALITY))
             if depth:
                 offset = int(depth_rng.integers(-3_000_000, 3_000_001))
-                bag.depth(stamp + offset, log_ns + 1_000_000, realsense_depth(renderer.last_depth, depth_rng))
+                bag.depth(stamp + offset, log_ns + 1_000_000, realsense_depth(renderer.last_depth, depth_rng, noise))
             room = world.room_at(float(cx[k]), float(cy[k]))
             place = world.rooms[room].kind if room >= 0 else last_place
             last_place = place
@@ -289,6 +298,8 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
                        "duration_s": duration, "camera_offset": [ox, oy]})
     if (camera_height_m, hfov_deg) != (CAMERA_HEIGHT_M, HFOV_DEG):  # default tours keep their bytes
         world_json.update({"camera_height_m": float(camera_height_m), "hfov_deg": float(hfov_deg)})
+    if depth and depth_noise != 1.0:
+        world_json["depth_noise"] = float(depth_noise)
     (out / "world.json").write_text(json.dumps(world_json, indent=1) + "\n")
     summary = SimSummary(out, len(t_cam), len(t_pose), len(world.objects), moved,
                          [r.kind for r in world.rooms], boxes, len(questions),
