@@ -854,10 +854,10 @@ def test_unregistered_depth_is_registered_to_the_colour_camera():
 
 
 def test_registered_depth_policy_same_frame_tf_and_missing_info():
-    """Same frame (or an unnamed one): the image as it is, the very array. Another frame: TF colour
-    frame <- depth frame at the image's stamp (not the cloud's configured mount), a body-frame
-    depth frame turned; without the depth camera's CameraInfo or TF, a ValueError that says what
-    to set."""
+    """Same frame (or an unnamed one, or one TF puts on the colour camera): the image as it is, the
+    very array. Another frame: TF colour frame <- depth frame at the image's stamp (not the cloud's
+    configured mount), a body-frame depth frame turned; without the depth camera's CameraInfo or
+    TF, a ValueError that says what to set."""
     from vlkng_ros.core.tf import Transform, TransformBuffer
 
     colour = CameraModel(160, 120, 150.0, 150.0, 80.0, 60.0)
@@ -889,6 +889,12 @@ def test_registered_depth_policy_same_frame_tf_and_missing_info():
                                          r"to the depth camera's CameraInfo \(e.g. camera/depth/camera_info\)"):
         dp.registered_depth(d, "cam_depth_optical_frame", None, colour, "cam_color_optical_frame", 7, lookup,
                             depth_topic="camera/depth/image_rect_raw/compressedDepth")
+    # a driver that aligns but names its own frame, which TF puts on the colour camera: as it is
+    tf.set_transform("cam_color_optical_frame", "cam_aligned_depth_optical_frame", 0, (0, 0, 0), (0, 0, 0, 1), static=True)
+    assert dp.registered_depth(d, "cam_aligned_depth_optical_frame", None, colour, "cam_color_optical_frame", 7, lookup) is d
+    tf.set_transform("cam_color_optical_frame", "cam_near_optical_frame", 0, (0.003, 0, 0), (0, 0, 0, 1), static=True)
+    with pytest.raises(ValueError, match="set depth.camera_info_topic"):  # 3 mm off: another camera
+        dp.registered_depth(d, "cam_near_optical_frame", None, colour, "cam_color_optical_frame", 7, lookup)
     with pytest.raises(ValueError, match="no transform from the depth image's 'radar' frame to the camera: "):
         dp.registered_depth(d, "radar", depth_cam, colour, "cam_color_optical_frame", 7, lookup)
     with pytest.raises(ValueError, match=r"no TF \(the camera driver's mount on /tf_static; live, capture.pose_source"):

@@ -885,6 +885,7 @@ def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> np.ndarray:
 
 
 MAX_PATCH_PX = 16  # a registered depth reading covers at most this many colour pixels a side
+ALIAS_M, ALIAS_RAD = 1e-3, 1e-3  # a depth frame this close to the colour frame is another name for it
 
 # REP 103 body axes (x forward, y left, z up) -> optical axes (x right, y down, z forward)
 BODY_TO_OPTICAL = np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
@@ -994,15 +995,30 @@ def registered_depth(depth: np.ndarray, depth_frame: str, depth_camera: CameraMo
                      camera_frame: str, stamp_ns: int, lookup: Callable[[str, str, int], Transform] | None,
                      noise: DepthNoise = DepthNoise(), depth_topic: str = "") -> np.ndarray:
     """A decoded depth image as depth registered to the colour image, bags and live alike: as it
-    is when it names the colour image's frame (or either names none); else registered with the
+    is when it names the colour image's frame (or either names none, or TF says the two are one:
+    ``depth_frame_is_colour``); else registered with the
     depth camera's intrinsics and TF (``register_depth``). ValueError saying what to set when the
     depth camera's CameraInfo or the transform is missing: never a mis-registered depth."""
-    if not is_unregistered(depth_frame, camera_frame):
+    if depth_frame_is_colour(depth_frame, camera_frame, stamp_ns, lookup):
         return depth
     if depth_camera is None:
         raise ValueError(unregistered_hint(depth_frame, camera_frame, depth_topic))
     rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
     return register_depth(depth, depth_camera, rot, trans, camera, noise)
+
+
+def depth_frame_is_colour(depth_frame: str, camera_frame: str, stamp_ns: int,
+                          lookup: Callable[[str, str, int], Transform] | None) -> bool:
+    """The depth image names the colour image's frame, or another name for it: TF puts the two
+    within ``ALIAS_M`` and ``ALIAS_RAD`` of each other (a driver that aligns but names its own
+    frame; two cameras never stand in one place), so it is aligned and used as it is."""
+    if not is_unregistered(depth_frame, camera_frame):
+        return True
+    try:
+        rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
+    except ValueError:
+        return False
+    return bool(np.abs(trans).max() <= ALIAS_M and np.abs(rot - np.eye(3)).max() <= ALIAS_RAD)
 
 
 def unregistered_hint(depth_frame: str, camera_frame: str, depth_topic: str = "") -> str:

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from vlkng_ros.core.config import DepthConfig
-from vlkng_ros.core.depth import (cloud_to_camera, cloud_to_depth, cloud_xyz, is_unregistered, registered_depth,
-                                  transform_points, unregistered_hint)
+from vlkng_ros.core.depth import (cloud_to_camera, cloud_to_depth, cloud_xyz, depth_frame_is_colour, is_unregistered,
+                                  registered_depth, transform_points, unregistered_hint)
 from vlkng_ros.core.images import (compressed_kind, decode_compressed, decode_compressed_depth, decode_depth,
                                    decode_raw, is_compressed_depth)
 from vlkng_ros.core.model import CameraModel, Pose
@@ -501,7 +501,8 @@ class Tour:
         if not is_unregistered(depth_frame, camera_frame):
             return lambda: _decode_depth_msg(msg, msgtype)
         depth_camera = self.depth_camera()
-        if depth_camera is None:  # never a depth image used as if it were registered
+        if depth_camera is None and not depth_frame_is_colour(depth_frame, camera_frame, stamp, self._tf_lookup()):
+            # never a depth image used as if it were registered
             if not self._warned_unregistered:
                 self._warned_unregistered = True
                 info = _abs(self.depth_cfg.camera_info_topic)
