@@ -100,6 +100,30 @@ def transform_stamped(stamp_ns: int, parent: str, child: str, t, q):
     return msg
 
 
+# --- an RGB-D camera without alignment: its depth camera beside the colour camera ---------------
+WALL_Z, BOX_FACE = 3.0, (-0.3, -0.25, 0.1, 0.25, 1.0)  # colour optical frame: x1, y1, x2, y2 at z (m)
+
+
+def render_wall_and_box(camera, origin=(0.0, 0.0, 0.0), rot=None, wall_z: float = WALL_Z, box=BOX_FACE):
+    """Depth (float32 m, z along ``camera``'s own optical axis) of a wall facing the colour camera
+    at ``wall_z`` and a box's front face (``box``: x1, y1, x2, y2 at z, colour optical frame) in
+    front of it, seen by ``camera`` standing at ``origin`` with its axes ``rot`` (columns: its x,
+    y, z in the colour optical frame). Rays through pixel centres (u + 0.5, v + 0.5)."""
+    import numpy as np
+
+    rot = np.eye(3) if rot is None else np.asarray(rot, dtype=float)
+    us, vs = np.meshgrid(np.arange(camera.width) + 0.5, np.arange(camera.height) + 0.5)
+    ray = np.stack([(us - camera.cx) / camera.fx, (vs - camera.cy) / camera.fy, np.ones_like(us)], axis=-1)
+    d = ray @ rot.T  # the rays in the colour frame (their own z = 1)
+    o = np.asarray(origin, dtype=float)
+    t_wall = (wall_z - o[2]) / d[..., 2]
+    x1, y1, x2, y2, bz = box
+    t_box = (bz - o[2]) / d[..., 2]
+    hx, hy = o[0] + t_box * d[..., 0], o[1] + t_box * d[..., 1]
+    on_box = (hx >= x1) & (hx <= x2) & (hy >= y1) & (hy <= y2) & (t_box > 0)
+    return np.where(on_box, t_box, t_wall).astype(np.float32)
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

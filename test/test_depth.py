@@ -798,3 +798,122 @@ def test_a_far_fix_is_no_surer_of_the_depth_it_cannot_see_than_its_whole_span_ma
         assert abs(fix.z_m - 6.5) <= 2.0 * math.sqrt(fix.var_z)
         # ... and no surer than the half span's guess (BEHIND_SIGMA_SHARE of it) alone
         assert fix.var_z >= (dp.BEHIND_SIGMA_SHARE * 0.5 * fix.spread_m) ** 2
+
+
+# --- a depth image not registered to the colour image (an RGB-D driver without alignment) ----
+def test_unregistered_depth_is_registered_to_the_colour_camera():
+    """A depth camera 5 cm right of the colour camera, turned 3 degrees, with its own intrinsics
+    and size (212x120, wider) sees a wall 3 m ahead and a box 1 m ahead. Registered, its depth at
+    the colour camera's pixels is the depth the colour camera itself would see (to a mm on the wall
+    and the box, away from their outline), the box's edges in the colour columns where the colour
+    image has them; taken as registered (scaled by the size ratio, as an aligned image is) they lie
+    23 and 30 columns off (the other intrinsics, and the baseline's parallax: 15 px at 1 m, as a
+    depth camera with the colour camera's intrinsics shows)."""
+    from helpers import BOX_FACE, render_wall_and_box
+
+    colour = CameraModel(320, 240, 300.0, 300.0, 160.0, 120.0)
+    depth_cam = CameraModel(212, 120, 110.0, 110.0, 106.0, 60.0)
+    a = math.radians(3.0)
+    rot = np.array([[math.cos(a), 0.0, math.sin(a)], [0.0, 1.0, 0.0], [-math.sin(a), 0.0, math.cos(a)]])
+    origin = np.array([0.05, 0.0, 0.0])
+    raw = render_wall_and_box(depth_cam, origin, rot)
+    raw[5, 7] = 0.0  # no reading: 0 and NaN are skipped, not a point at the lens
+    raw[6, 7] = np.nan
+    ideal = render_wall_and_box(colour)
+
+    reg = dp.register_depth(raw, depth_cam, rot, origin, colour)
+    assert reg.shape == (240, 320) and reg.dtype == np.float32
+    # away from the box's outline (3 px: a depth pixel is 2.7 colour pixels wide; one on the box's
+    # edge covers it whole) every colour pixel the depth camera also saw matches
+    x1, y1, x2, y2, z = BOX_FACE
+    u1, u2 = colour.fx * x1 / z + colour.cx, colour.fx * x2 / z + colour.cx
+    v1, v2 = colour.fy * y1 / z + colour.cy, colour.fy * y2 / z + colour.cy
+    us, vs = np.meshgrid(np.arange(320) + 0.5, np.arange(240) + 0.5)
+    outline = (((np.abs(us - u1) < 3) | (np.abs(us - u2) < 3)) & (vs > v1 - 3) & (vs < v2 + 3)) | (
+        ((np.abs(vs - v1) < 3) | (np.abs(vs - v2) < 3)) & (us > u1 - 3) & (us < u2 + 3))
+    seen = np.isfinite(reg)
+    assert np.abs(reg - ideal)[seen & ~outline].max() < 0.003
+    # no holes between the coarser camera's readings: every colour pixel (the depth camera's view
+    # is wider) but the two without a reading and the wall the box hides from the depth camera, left
+    # of the box (that camera stands right of the colour one): fx * 0.05 * (1 / 1 - 1 / 3) = 10 px
+    shadow = (us < u1) & (us > u1 - colour.fx * 0.05 * (1 / z - 1 / 3.0)) & (vs > v1) & (vs < v2)
+    assert seen[~shadow & ~outline].mean() > 0.9999
+    assert (~seen[shadow & ~outline]).mean() > 0.99
+    # the box's edges in the colour columns, along the middle row
+    row = reg[120]
+    near = np.nonzero(row < 2.0)[0]
+    assert abs(near.min() - u1) <= 1 and abs(near.max() + 1 - u2) <= 1
+    naive = raw[60, np.arange(320) * 212 // 320]  # used as if registered: scaled by the size ratio
+    cols = np.nonzero(naive < 2.0)[0]
+    assert cols.min() - u1 > 20 and u2 - (cols.max() + 1) > 20  # what registering fixes
+    # with the colour camera's own intrinsics, the baseline alone: the parallax fx * 0.05 / 1 = 15 px
+    raw = render_wall_and_box(colour, origin)
+    naive, reg = np.nonzero(raw[120] < 2.0)[0], np.nonzero(dp.register_depth(raw, colour, np.eye(3), origin, colour)[120] < 2.0)[0]
+    assert naive.min() - u1 == pytest.approx(-15, abs=1) and naive.max() + 1 - u2 == pytest.approx(-15, abs=1)
+    assert abs(reg.min() - u1) <= 1 and abs(reg.max() + 1 - u2) <= 1
+
+
+def test_registered_depth_policy_same_frame_tf_and_missing_info():
+    """Same frame (or an unnamed one, or one TF puts on the colour camera): the image as it is, the
+    very array. Another frame: TF colour frame <- depth frame at the image's stamp (not the cloud's
+    configured mount), a body-frame depth frame turned; without the depth camera's CameraInfo or
+    TF, a ValueError that says what to set."""
+    from vlkng_ros.core.tf import Transform, TransformBuffer
+
+    colour = CameraModel(160, 120, 150.0, 150.0, 80.0, 60.0)
+    depth_cam = CameraModel(160, 120, 200.0, 200.0, 80.0, 60.0)  # narrower than the colour camera
+    d = np.full((120, 160), 2.0, dtype=np.float32)
+    for cam, dep in (("cam_color_optical_frame", "/cam_color_optical_frame"), ("", "x"), ("x", "")):
+        assert dp.registered_depth(d, dep, None, colour, cam, 0, None) is d
+    tf = TransformBuffer(cache_s=None)
+    tf.set_transform("cam_link", "cam_color_optical_frame", 0, (0, 0, 0), (-0.5, 0.5, -0.5, 0.5), static=True)
+    tf.set_transform("cam_link", "cam_depth_optical_frame", 0, (0, -0.05, 0), (-0.5, 0.5, -0.5, 0.5), static=True)
+    tf.set_transform("cam_link", "cam_depth_frame", 0, (0, -0.05, 0), (0, 0, 0, 1), static=True)
+    calls = []
+
+    def lookup(target, source, stamp_ns):
+        calls.append((target, source, stamp_ns))
+        return tf.lookup(target, source, stamp_ns)
+
+    for dep in ("cam_depth_optical_frame", "cam_depth_frame"):  # the same mount, named both ways
+        reg = dp.registered_depth(d, "/" + dep, depth_cam, colour, "cam_color_optical_frame", 7, lookup)
+        assert calls[-1] == ("cam_color_optical_frame", dep, 7)
+        # a wall 2 m ahead of a camera 5 cm right of the colour one: 2 m, its left edge moved right
+        # by fx * 0.05 / 2 = 3.75 colour pixels, its view 3/4 of the colour camera's, without holes
+        assert np.nanmedian(reg) == pytest.approx(2.0, abs=1e-6)
+        cols = np.nonzero(np.isfinite(reg[60]))[0]
+        assert cols.min() == pytest.approx(80 - 60 + 3.75, abs=1) and cols.max() == pytest.approx(80 + 60 + 3.75, abs=1)
+        assert len(cols) == cols.max() - cols.min() + 1
+    with pytest.raises(ValueError, match=r"^depth image in 'cam_depth_optical_frame', not the colour image's "
+                                         r"'cam_color_optical_frame' \(not aligned\): set depth.camera_info_topic "
+                                         r"to the depth camera's CameraInfo \(e.g. camera/depth/camera_info\)"):
+        dp.registered_depth(d, "cam_depth_optical_frame", None, colour, "cam_color_optical_frame", 7, lookup,
+                            depth_topic="camera/depth/image_rect_raw/compressedDepth")
+    # a driver that aligns but names its own frame, which TF puts on the colour camera: as it is
+    tf.set_transform("cam_color_optical_frame", "cam_aligned_depth_optical_frame", 0, (0, 0, 0), (0, 0, 0, 1), static=True)
+    assert dp.registered_depth(d, "cam_aligned_depth_optical_frame", None, colour, "cam_color_optical_frame", 7, lookup) is d
+    tf.set_transform("cam_color_optical_frame", "cam_near_optical_frame", 0, (0.003, 0, 0), (0, 0, 0, 1), static=True)
+    with pytest.raises(ValueError, match="set depth.camera_info_topic"):  # 3 mm off: another camera
+        dp.registered_depth(d, "cam_near_optical_frame", None, colour, "cam_color_optical_frame", 7, lookup)
+    with pytest.raises(ValueError, match="no transform from the depth image's 'radar' frame to the camera: "):
+        dp.registered_depth(d, "radar", depth_cam, colour, "cam_color_optical_frame", 7, lookup)
+    with pytest.raises(ValueError, match=r"no TF \(the camera driver's mount on /tf_static; live, capture.pose_source"):
+        dp.registered_depth(d, "cam_depth_optical_frame", depth_cam, colour, "cam_color_optical_frame", 7, None)
+    assert Transform  # the lookup returns core.tf Transforms, as the live buffers do
+
+
+def test_depth_to_points_skips_no_reading_and_scales_a_smaller_image():
+    """Readings back-projected through their pixel centres; 0 / NaN / inf are none; a depth image
+    at half the CameraInfo's size uses the intrinsics scaled by that ratio."""
+    cam = CameraModel(8, 6, 4.0, 4.0, 4.0, 3.0)
+    d = np.array([[1.0, 0.0, np.nan, np.inf], [2.0, 2.0, 2.0, 2.0], [4.0, -1.0, 4.0, 4.0]], np.float32)
+    pts, (tl, tr, bl, br) = dp.depth_to_points(d, cam, corners=True)  # 4x3 image of an 8x6 camera: 2x2 pixels
+    assert len(pts) == len(tl) == len(br) == 8
+    assert cam.project(tr[-1])[0] == pytest.approx([8.0, 4.0]) and cam.project(bl[-1])[0] == pytest.approx([6.0, 6.0])
+    assert pts[0] == pytest.approx([(1.0 - 4.0) / 4.0 * 1.0, (1.0 - 3.0) / 4.0 * 1.0, 1.0])
+    assert pts[-1] == pytest.approx([(7.0 - 4.0) / 4.0 * 4.0, (5.0 - 3.0) / 4.0 * 4.0, 4.0])
+    assert cam.project(tl[-1])[0] == pytest.approx([6.0, 4.0]) and cam.project(br[-1])[0] == pytest.approx([8.0, 6.0])
+    full = dp.depth_to_points(np.full((6, 8), 3.0), cam)
+    assert len(full) == 48 and cam.project(full)[9] == pytest.approx([1.5, 1.5])  # pixel (1, 1) through its centre
+    with pytest.raises(ValueError, match="shape"):
+        dp.depth_to_points(np.zeros((2, 2, 3)), cam)

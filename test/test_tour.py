@@ -239,3 +239,77 @@ def test_bag_cloud_in_the_lidar_frame_is_placed_by_the_bags_tf(tmp_path):
     mount = DepthConfig(cloud_frame_to_camera="0 -0.3 0.4 0.5 -0.5 0.5 0.5")
     for f in Tour.open(tmp_path / "t", depth=mount).frames():
         assert np.nanmedian(f.depth()) == pytest.approx(2.9, abs=1e-3)
+
+
+def _camera_info(stamp: int, frame_id: str, cam) -> object:
+    k = np.array([cam.fx, 0.0, cam.cx, 0.0, cam.fy, cam.cy, 0.0, 0.0, 1.0])
+    return TS.types["sensor_msgs/msg/CameraInfo"](
+        header=_header(stamp, frame_id), height=cam.height, width=cam.width, distortion_model="plumb_bob",
+        d=np.zeros(5), k=k, r=np.eye(3).ravel(), p=np.insert(k.reshape(3, 3), 3, 0.0, axis=1).ravel(),
+        binning_x=0, binning_y=0, roi=TS.types["sensor_msgs/msg/RegionOfInterest"](
+            x_offset=0, y_offset=0, height=0, width=0, do_rectify=False))
+
+
+def test_bag_depth_in_its_own_frame_is_registered_to_the_colour_image(tmp_path, caplog):
+    """A RealSense bag recorded without align_depth: depth (16UC1, 212x120, wider than the 320x240
+    colour camera) in camera_depth_optical_frame, 5 cm right of the colour camera (both mounted on
+    /tf_static), its own CameraInfo on /camera/depth/camera_info. With depth.camera_info_topic set,
+    frames carry depth registered to the colour image: a box 1 m ahead of a wall at 3 m is where the
+    colour camera sees it, to a mm. Without it, no frame carries depth (never the image used as if
+    aligned) and one warning says what to set."""
+    from helpers import BOX_FACE, render_wall_and_box
+
+    from vlkng_ros.core.config import DepthConfig
+    from vlkng_ros.core.model import CameraModel
+
+    colour = CameraModel(320, 240, 300.0, 300.0, 160.0, 120.0)
+    depth_cam = CameraModel(212, 120, 110.0, 110.0, 106.0, 60.0)
+    mm = np.round(render_wall_and_box(depth_cam, (0.05, 0.0, 0.0)) * 1000).astype("<u2")
+    img = np.frombuffer(cv2.imencode(".jpg", np.random.default_rng(0).integers(0, 255, (240, 320, 3), np.uint8))[1]
+                        .tobytes(), np.uint8)
+    optical = (-0.5, 0.5, -0.5, 0.5)
+    with Writer(tmp_path / "t" / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as bag:
+        types = {"/tf_static": "tf2_msgs/msg/TFMessage", "/camera/image_raw/compressed": "sensor_msgs/msg/CompressedImage",
+                 "/camera/camera_info": "sensor_msgs/msg/CameraInfo", "/camera/depth/camera_info": "sensor_msgs/msg/CameraInfo",
+                 "/camera/depth/image_rect_raw": "sensor_msgs/msg/Image"}
+        conns = {t: bag.add_connection(t, m, typestore=TS) for t, m in types.items()}
+
+        def write(topic: str, log_ns: int, msg) -> None:
+            bag.write(conns[topic], log_ns, TS.serialize_cdr(msg, types[topic]))
+
+        write("/tf_static", T0, _tf_static(T0, [
+            ("camera_link", "camera_color_optical_frame", (0.0, 0.0, 0.0), optical),
+            ("camera_link", "camera_depth_optical_frame", (0.0, -0.05, 0.0), optical)]))  # y left: 5 cm right
+        for k in range(2):
+            stamp = T0 + (k + 1) * 10**9
+            write("/camera/camera_info", stamp, _camera_info(stamp, "camera_color_optical_frame", colour))
+            write("/camera/depth/camera_info", stamp, _camera_info(stamp, "camera_depth_optical_frame", depth_cam))
+            write("/camera/image_raw/compressed", stamp + 10**6,
+                  TS.types["sensor_msgs/msg/CompressedImage"](header=_header(stamp, "camera_color_optical_frame"),
+                                                              format="jpeg", data=img))
+            write("/camera/depth/image_rect_raw", stamp + 2 * 10**6, TS.types["sensor_msgs/msg/Image"](
+                header=_header(stamp + 5 * 10**6, "camera_depth_optical_frame"), height=120, width=212,
+                encoding="16UC1", is_bigendian=0, step=424, data=mm.view(np.uint8).ravel()))
+    topic = "camera/depth/image_rect_raw"
+    frames = list(Tour.open(tmp_path / "t", depth=DepthConfig(topic=topic,
+                                                               camera_info_topic="camera/depth/camera_info")).frames())
+    assert [f.depth is not None for f in frames] == [True, True]
+    ideal = render_wall_and_box(colour)
+    x1, _, x2, _, z = BOX_FACE
+    u1, u2 = colour.fx * x1 / z + colour.cx, colour.fx * x2 / z + colour.cx
+    for f in frames:
+        d = f.depth()
+        assert d.shape == (240, 320)
+        inner = np.isfinite(d) & (np.abs(np.arange(320) - u1) > 3)[None, :] & (np.abs(np.arange(320) - u2) > 3)[None, :]
+        inner[40:50] = inner[190:200] = False  # the box's top and bottom edges
+        assert np.isfinite(d).mean() > 0.95 and np.abs(d - ideal)[inner].max() < 0.001  # mm readings
+        near = np.nonzero(d[120] < 2.0)[0]  # the box's edges where the colour camera sees them
+        assert abs(near.min() - u1) <= 1 and abs(near.max() + 1 - u2) <= 1
+    # without the depth camera's CameraInfo: no depth, and a warning naming what to set
+    with caplog.at_level(logging.WARNING, logger="vlkng.tour"):
+        frames = list(Tour.open(tmp_path / "t", depth=DepthConfig(topic=topic)).frames())
+    assert [f.depth for f in frames] == [None, None]
+    said = [r.getMessage() for r in caplog.records if "camera_info_topic" in r.getMessage()]
+    assert len(said) == 1, said
+    assert ("'camera_depth_optical_frame', not the colour image's 'camera_color_optical_frame' (not aligned): set "
+            "depth.camera_info_topic to the depth camera's CameraInfo (e.g. /camera/depth/camera_info)") in said[0]

@@ -197,7 +197,14 @@ class DepthConfig:
                              "false = bearings and floor contact only, as without depth.")
     topic: str = _f("camera/aligned_depth_to_color/image_raw",
                     "Depth registered to the colour image: sensor_msgs/Image 16UC1 (mm) or 32FC1 (m), or a "
-                    "compressedDepth CompressedImage (relative name; empty = none).")
+                    "compressedDepth CompressedImage (relative name; empty = none). A depth image whose "
+                    "header.frame_id is not the colour image's is registered to it with "
+                    "depth.camera_info_topic and TF.")
+    camera_info_topic: str = _f("", "The depth camera's sensor_msgs/CameraInfo (e.g. camera/depth/camera_info) "
+                                    "for a depth image in its own frame (a driver without align_depth): its "
+                                    "readings are back-projected with these intrinsics, moved by TF colour frame "
+                                    "<- depth frame and projected into the colour camera; empty = such depth is "
+                                    "not used (warned once). Bags: read from the bag.")
     cloud_topic: str = _f("", "sensor_msgs/PointCloud2 (a 3D LiDAR or depth cloud), projected into the camera; "
                               "empty = none.")
     cloud_frame_to_camera: str = _f("", "Cloud frame -> camera optical frame as 'x y z qx qy qz qw' (m, "

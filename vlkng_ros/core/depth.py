@@ -3,7 +3,9 @@
 Inputs are depth images registered to the colour image (same size and intrinsics), as float32
 metres with NaN for no reading (``images.decode_depth``), either from an RGB-D camera's aligned
 depth topic or made from a point cloud (``cloud_to_depth``: points moved into the camera frame and
-projected with the camera model, nearest point per pixel).
+projected with the camera model, nearest point per pixel). A depth image in another camera's frame
+(an unaligned RGB-D driver) is made into such points first (``depth_to_points``) and registered the
+same way (``register_depth``).
 
 ``object_depth`` measures one detection robustly:
 
@@ -868,7 +870,9 @@ def cloud_xyz(fields: list[tuple[str, int, int, int]], width: int, height: int, 
 
 def transform_points(points: np.ndarray, rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
     """p' = R p + t for Nx3 points (the transform from the cloud's frame to the camera's)."""
-    return np.asarray(points, dtype=np.float64) @ np.asarray(rotation, dtype=np.float64).T + np.asarray(translation, dtype=np.float64)
+    p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    # (R p^T)^T: the same product, 10x faster than p @ R^T for a depth image's 400k points
+    return (np.asarray(rotation, dtype=np.float64) @ p.T).T + np.asarray(translation, dtype=np.float64)
 
 
 def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> np.ndarray:
@@ -879,6 +883,9 @@ def quaternion_matrix(qx: float, qy: float, qz: float, qw: float) -> np.ndarray:
                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
+
+MAX_PATCH_PX = 16  # a registered depth reading covers at most this many colour pixels a side
+ALIAS_M, ALIAS_RAD = 1e-3, 1e-3  # a depth frame this close to the colour frame is another name for it
 
 # REP 103 body axes (x forward, y left, z up) -> optical axes (x right, y down, z forward)
 BODY_TO_OPTICAL = np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
@@ -906,27 +913,165 @@ def cloud_to_camera(depth_cfg: "DepthConfig", camera_frame: str, cloud_frame: st
     if (depth_cfg.cloud_frame_to_camera.strip() or lookup is None or not camera_frame or not cloud_frame
             or cloud_frame == camera_frame):
         return depth_cfg.cloud_transform()
+    return _tf_to_camera(camera_frame, cloud_frame, stamp_ns, lookup, "the cloud's")
+
+
+def _tf_to_camera(camera_frame: str, source_frame: str, stamp_ns: int, lookup: Callable[[str, str, int], Transform],
+                  whose: str) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t) into the camera's optical frame from TF ``camera_frame <- source_frame`` at the stamp;
+    ValueError naming the missing transform."""
     try:
-        tr = lookup(camera_frame, cloud_frame, stamp_ns)
+        tr = lookup(camera_frame, source_frame, stamp_ns)
     except (LookupError, ValueError) as e:
-        raise ValueError(f"no transform from the cloud's frame to the camera: {e}") from e
+        raise ValueError(f"no transform from {whose} frame to the camera: {e}") from e
     return optical_from_transform(tr, camera_frame)
 
 
-def cloud_to_depth(points_cam: np.ndarray, camera: CameraModel, noise: DepthNoise = DepthNoise()) -> np.ndarray:
+def is_unregistered(depth_frame: str, camera_frame: str) -> bool:
+    """A depth image naming another frame than the colour image is not registered to it (an RGB-D
+    driver without ``align_depth``: the depth camera sits a few cm beside the colour one). Either
+    frame unnamed: taken as registered (nothing says otherwise)."""
+    depth_frame, camera_frame = depth_frame.lstrip("/"), camera_frame.lstrip("/")
+    return bool(depth_frame and camera_frame and depth_frame != camera_frame)
+
+
+def depth_to_points(depth: np.ndarray, camera: CameraModel, corners: bool = False):
+    """A depth image (m, NaN / 0 / inf = no reading) in the optical frame of the camera that took
+    it -> Nx3 points there; pixel (u, v) is the ray through its centre (u + 0.5, v + 0.5). An image
+    of another size than ``camera`` (a decimated stream) is scaled by the size ratio. ``corners``:
+    also the points at each reading's pixel's four corners, at its depth (the patch it stands for):
+    (points, [top-left, top-right, bottom-left, bottom-right])."""
+    d = np.asarray(depth, dtype=np.float64)
+    if d.ndim != 2:
+        raise ValueError(f"depth image has shape {d.shape}, expected rows x columns")
+    h, w = d.shape
+    sx, sy = w / float(camera.width), h / float(camera.height)
+    with np.errstate(invalid="ignore"):
+        vs, us = np.nonzero(np.isfinite(d) & (d > 0))
+    z = d[vs, us]
+
+    def at(du: float, dv: float) -> np.ndarray:
+        out = np.empty((z.size, 3))
+        out[:, 0] = ((us + du) / sx - camera.cx) / camera.fx * z
+        out[:, 1] = ((vs + dv) / sy - camera.cy) / camera.fy * z
+        out[:, 2] = z
+        return out
+
+    if not corners:
+        return at(0.5, 0.5)
+    return at(0.5, 0.5), [at(du, dv) for dv in (0.0, 1.0) for du in (0.0, 1.0)]
+
+
+def depth_image_to_camera(depth_frame: str, camera_frame: str, stamp_ns: int,
+                          lookup: Callable[[str, str, int], Transform] | None) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t) moving the optical-frame points of a depth image in ``depth_frame`` into the colour
+    camera's optical frame: TF ``camera_frame <- depth_frame`` at the image's stamp (RGB-D drivers
+    publish that mount on ``/tf_static`` whether or not they align). Not ``depth.cloud_frame_to_camera``:
+    that is the cloud sensor's mount (a robot may carry a LiDAR too). A depth frame that is not an
+    optical one (x forward) names the body axes its optical image is turned from. ValueError: no TF."""
+    if lookup is None:
+        raise ValueError(f"no transform from the depth image's frame {depth_frame!r} to the camera "
+                         f"{camera_frame!r}: no TF (the camera driver's mount on /tf_static; live, "
+                         f"capture.pose_source auto or tf)")
+    rot, trans = _tf_to_camera(camera_frame.lstrip("/"), depth_frame.lstrip("/"), stamp_ns, lookup,
+                               f"the depth image's {depth_frame.lstrip('/')!r}")
+    if not is_optical_frame(depth_frame):
+        rot = rot @ BODY_TO_OPTICAL.T  # its optical points -> its body axes, then as TF says
+    return rot, trans
+
+
+def register_depth(depth: np.ndarray, depth_camera: CameraModel, rotation: np.ndarray, translation: np.ndarray,
+                   camera: CameraModel, noise: DepthNoise = DepthNoise()) -> np.ndarray:
+    """A depth image taken by ``depth_camera`` -> depth registered to ``camera`` (float32 m, NaN =
+    none): each reading back-projected (``depth_to_points``), moved by (R, t) into the colour
+    camera's optical frame and projected there, nearest per pixel (``cloud_to_depth``), covering
+    the colour pixels its own pixel's patch covers, so a coarser depth camera leaves no holes."""
+    pts, corners = depth_to_points(depth, depth_camera, corners=True)
+    return cloud_to_depth(transform_points(pts, rotation, translation), camera, noise,
+                          [transform_points(c, rotation, translation) for c in corners])
+
+
+def registered_depth(depth: np.ndarray, depth_frame: str, depth_camera: CameraModel | None, camera: CameraModel,
+                     camera_frame: str, stamp_ns: int, lookup: Callable[[str, str, int], Transform] | None,
+                     noise: DepthNoise = DepthNoise(), depth_topic: str = "") -> np.ndarray:
+    """A decoded depth image as depth registered to the colour image, bags and live alike: as it
+    is when it names the colour image's frame (or either names none, or TF says the two are one:
+    ``depth_frame_is_colour``); else registered with the
+    depth camera's intrinsics and TF (``register_depth``). ValueError saying what to set when the
+    depth camera's CameraInfo or the transform is missing: never a mis-registered depth."""
+    if depth_frame_is_colour(depth_frame, camera_frame, stamp_ns, lookup):
+        return depth
+    if depth_camera is None:
+        raise ValueError(unregistered_hint(depth_frame, camera_frame, depth_topic))
+    rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
+    return register_depth(depth, depth_camera, rot, trans, camera, noise)
+
+
+def depth_frame_is_colour(depth_frame: str, camera_frame: str, stamp_ns: int,
+                          lookup: Callable[[str, str, int], Transform] | None) -> bool:
+    """The depth image names the colour image's frame, or another name for it: TF puts the two
+    within ``ALIAS_M`` and ``ALIAS_RAD`` of each other (a driver that aligns but names its own
+    frame; two cameras never stand in one place), so it is aligned and used as it is."""
+    if not is_unregistered(depth_frame, camera_frame):
+        return True
+    try:
+        rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
+    except ValueError:
+        return False
+    return bool(np.abs(trans).max() <= ALIAS_M and np.abs(rot - np.eye(3)).max() <= ALIAS_RAD)
+
+
+def unregistered_hint(depth_frame: str, camera_frame: str, depth_topic: str = "") -> str:
+    """The one-line message for a depth image in another frame than the colour image without its
+    camera's CameraInfo (what to set)."""
+    base = depth_topic.strip().rstrip("/")
+    if base.lower().endswith("compresseddepth"):
+        base = base.rsplit("/", 1)[0]
+    example = (base.rsplit("/", 1)[0] + "/camera_info") if "/" in base else "camera/depth/camera_info"
+    return (f"depth image in {depth_frame.lstrip('/')!r}, not the colour image's {camera_frame.lstrip('/')!r} "
+            f"(not aligned): set depth.camera_info_topic to the depth camera's CameraInfo (e.g. {example}) "
+            f"to register it, or align it in the driver (align_depth.enable:=true); no depth until then")
+
+
+def cloud_to_depth(points_cam: np.ndarray, camera: CameraModel, noise: DepthNoise = DepthNoise(),
+                   patches: Sequence[np.ndarray] | None = None) -> np.ndarray:
     """Points in the camera's optical frame -> a depth image registered to it (float32 m, NaN
     where no point falls), keeping the nearest point per pixel. A sparse cloud (LiDAR) fills few
-    pixels; ``object_depth`` needs only a few inside a box."""
+    pixels; ``object_depth`` needs only a few inside a box. ``patches`` (Nx3 corner points, one
+    array per corner, for a depth image's readings): each point covers the pixels whose centres lie
+    in the box around its corners' projections (at least its own pixel; ``MAX_PATCH_PX`` a side
+    at most)."""
     depth = np.full((camera.height, camera.width), np.inf, dtype=np.float32)
     p = np.asarray(points_cam, dtype=np.float64).reshape(-1, 3)
-    p = p[(p[:, 2] >= noise.min_m) & (p[:, 2] <= noise.max_m)]
+    keep = (p[:, 2] >= noise.min_m) & (p[:, 2] <= noise.max_m)
+    p = p[keep]
     if p.size:
         uv = camera.project(p)
-        u, v = np.floor(uv[:, 0]).astype(np.int64), np.floor(uv[:, 1]).astype(np.int64)
-        ok = (u >= 0) & (u < camera.width) & (v >= 0) & (v < camera.height)
-        np.minimum.at(depth, (v[ok], u[ok]), p[ok, 2].astype(np.float32))
+        u, v = np.floor(uv[:, 0]), np.floor(uv[:, 1])
+        nu = nv = np.ones(len(p))
+        if patches is not None:
+            corners = np.stack([camera.project(np.asarray(c, dtype=np.float64).reshape(-1, 3)[keep]) for c in patches])
+            with np.errstate(invalid="ignore"):
+                lo, hi = corners.min(axis=0), corners.max(axis=0)  # NaN where a corner is behind the camera
+            (u, nu), (v, nv) = (_centres_between(lo[:, i], hi[:, i], c) for i, c in ((0, u), (1, v)))
+        ok = np.isfinite(u) & np.isfinite(v) & (u + nu > 0) & (u < camera.width) & (v + nv > 0) & (v < camera.height)
+        u, v, nu, nv = (x[ok].astype(np.int64) for x in (u, v, nu, nv))
+        z = p[ok, 2].astype(np.float32)
+        for du in range(int(nu.max(initial=0))):
+            for dv in range(int(nv.max(initial=0))):
+                sel = (du < nu) & (dv < nv) & (u + du >= 0) & (u + du < camera.width) & (v + dv >= 0) & (v + dv < camera.height)
+                np.minimum.at(depth, (v[sel] + dv, u[sel] + du), z[sel])
     depth[~np.isfinite(depth)] = np.nan
     return depth
+
+
+def _centres_between(lo: np.ndarray, hi: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first pixel, how many) whose centres (i + 0.5) lie in [lo, hi); ``own`` pixel where none does."""
+    first = np.ceil(lo - 0.5)
+    with np.errstate(invalid="ignore"):
+        n = np.minimum(np.ceil(hi - 0.5) - first, MAX_PATCH_PX)
+        none = ~(n >= 1)  # also a NaN (a corner at or behind the camera)
+    return np.where(none, own, first), np.where(none, 1.0, n)
 
 
 # --- keyframe depth in a memory ------------------------------------------------------------

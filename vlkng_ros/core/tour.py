@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from vlkng_ros.core.config import DepthConfig
-from vlkng_ros.core.depth import cloud_to_camera, cloud_to_depth, cloud_xyz, transform_points
+from vlkng_ros.core.depth import (cloud_to_camera, cloud_to_depth, cloud_xyz, depth_frame_is_colour, is_unregistered,
+                                  registered_depth, transform_points, unregistered_hint)
 from vlkng_ros.core.images import (compressed_kind, decode_compressed, decode_compressed_depth, decode_depth,
                                    decode_raw, is_compressed_depth)
 from vlkng_ros.core.model import CameraModel, Pose
@@ -345,6 +346,8 @@ class Tour:
         self.cloud_topic = cloud if (self.depth_cfg.enabled and cloud in topics
                                      and topics[cloud][0] == CLOUD_TYPE) else None
         self._camera: CameraModel | None = None
+        self._depth_camera: list[CameraModel | None] = []  # read once: [] = not yet
+        self._warned_unregistered = False
 
     @staticmethod
     def open(path: str | Path, image_topic: str | None = None, pose_topic: str = "/pose",
@@ -494,22 +497,52 @@ class Tour:
         msgtype, msg = msgs[best]
         if topic == self.cloud_topic:
             return lambda: self._cloud_depth(msg, camera_frame, stamp)
-        return lambda: _decode_depth_msg(msg, msgtype)
+        depth_frame = str(msg.header.frame_id)
+        if not is_unregistered(depth_frame, camera_frame):
+            return lambda: _decode_depth_msg(msg, msgtype)
+        depth_camera = self.depth_camera()
+        if depth_camera is None and not depth_frame_is_colour(depth_frame, camera_frame, stamp, self._tf_lookup()):
+            # never a depth image used as if it were registered
+            if not self._warned_unregistered:
+                self._warned_unregistered = True
+                info = _abs(self.depth_cfg.camera_info_topic)
+                log.warning("%s: %s%s", self.tour_id, unregistered_hint(depth_frame, camera_frame, self.depth_topic or ""),
+                            f" ({info} has no usable CameraInfo in the bag)" if info else "")
+            return None
+        return lambda: registered_depth(_decode_depth_msg(msg, msgtype), depth_frame, depth_camera, self._colour_camera(),
+                                        camera_frame, stamp, self._tf_lookup(), self.depth_cfg.noise(),
+                                        self.depth_topic or "")
+
+    def depth_camera(self) -> CameraModel | None:
+        """The depth camera's intrinsics (``depth.camera_info_topic`` in the bag), for a depth image
+        in its own frame; None without one."""
+        if not self._depth_camera:
+            topic = _abs(self.depth_cfg.camera_info_topic)
+            self._depth_camera.append(self._camera_info(topic) if topic else None)
+        return self._depth_camera[0]
+
+    def _colour_camera(self) -> CameraModel:
+        if self._camera is None:
+            self._camera = self.camera_model(90.0)
+        return self._camera
+
+    def _tf_lookup(self) -> Callable[[str, str, int], Any] | None:
+        """The bag's TF as ``lookup(target, source, stamp_ns)``; None when it has no /tf or /tf_static."""
+        if not any(t in self._bag.topics for t in TF_TOPICS):
+            return None
+        return lambda *a: self.transforms().lookup(*a)
 
     def _cloud_depth(self, msg: Any, camera_frame: str = "", stamp_ns: int = 0) -> np.ndarray:
         """A PointCloud2 moved into the camera's optical frame and projected into a depth image
         of the colour frame's size. The move: ``depth.cloud_frame_to_camera`` when set, else TF
         in the bag (camera frame <- cloud frame at the image's stamp: a moving robot), else none
         (the cloud is taken as in the optical frame): ``core.depth.cloud_to_camera``, as live."""
-        if self._camera is None:
-            self._camera = self.camera_model(90.0)
         fields = [(f.name, int(f.offset), int(f.datatype), int(f.count)) for f in msg.fields]
         pts = cloud_xyz(fields, int(msg.width), int(msg.height), int(msg.point_step), int(msg.row_step),
                         np.asarray(msg.data, dtype=np.uint8), bool(msg.is_bigendian))
-        has_tf = any(t in self._bag.topics for t in TF_TOPICS)
         rot, trans = cloud_to_camera(self.depth_cfg, camera_frame, str(msg.header.frame_id), stamp_ns,
-                                     (lambda *a: self.transforms().lookup(*a)) if has_tf else None)
-        return cloud_to_depth(transform_points(pts, rot, trans), self._camera, self.depth_cfg.noise())
+                                     self._tf_lookup())
+        return cloud_to_depth(transform_points(pts, rot, trans), self._colour_camera(), self.depth_cfg.noise())
 
     def frame_count(self) -> int:
         """Number of image messages in the bag (from the bag's index when it has one)."""
@@ -582,18 +615,25 @@ class Tour:
 
     def camera_model(self, default_hfov_deg: float) -> CameraModel:
         """Intrinsics from the first usable CameraInfo, else ``default_hfov_deg`` and the frame size."""
-        if self.camera_info_topic in self._bag.topics:
-            for _, msgtype, log_ns, raw in self._bag.messages({self.camera_info_topic}):
+        camera = self._camera_info(self.camera_info_topic)
+        if camera is not None:
+            return camera
+        for frame in self.frames():
+            if frame.width > 0 and frame.height > 0:
+                return CameraModel.from_hfov(frame.width, frame.height, default_hfov_deg)
+        raise ValueError(f"{self.tour_id}: no CameraInfo and no decodable frame to size the camera from")
+
+    def _camera_info(self, topic: str) -> CameraModel | None:
+        """Intrinsics from the first usable CameraInfo on ``topic``; None when the bag has none."""
+        if topic in self._bag.topics:
+            for _, msgtype, log_ns, raw in self._bag.messages({topic}):
                 msg = self._deserialize(raw, msgtype, log_ns)
                 if msg is None:
                     continue
                 k = [float(v) for v in msg.k]
                 if msg.width > 0 and msg.height > 0 and k[0] > 0 and k[4] > 0:
                     return CameraModel(int(msg.width), int(msg.height), k[0], k[4], k[2], k[5])
-        for frame in self.frames():
-            if frame.width > 0 and frame.height > 0:
-                return CameraModel.from_hfov(frame.width, frame.height, default_hfov_deg)
-        raise ValueError(f"{self.tour_id}: no CameraInfo and no decodable frame to size the camera from")
+        return None
 
     def stamp_range(self) -> tuple[int, int]:
         """First and last message log time of the bag (ns); (0, 0) for a damaged bag."""

@@ -28,7 +28,11 @@ is attached to it then (positions are re-solved at the next merge). A cloud in a
 the image is moved by ``depth.cloud_frame_to_camera`` when set, else by TF (image frame <- cloud
 frame at the keyframe's stamp, looked up when the writer decodes it: a ``/tf_static`` later than
 the cloud still counts); a cloud TF cannot place leaves its keyframe without depth (logged,
-counted ``depth_no_tf``), never with a made-up one.
+counted ``depth_no_tf``), never with a made-up one. A depth image in another frame than the colour
+image (a driver without ``align_depth``) is registered to it when the writer decodes it: the depth
+camera's CameraInfo (``depth.camera_info_topic``) and TF colour frame <- depth frame at the
+keyframe's stamp; without either its keyframe has no depth (a throttled warning saying what to
+set, counted ``depth_unregistered``), never depth used as if aligned.
 
 Stream end: when no image came for ``stream_end_s`` (or the node stops) the selector keeps what it
 held back, and then ``stream_end`` (std_msgs/Header) announces it: ``frame_id`` = the tour id,
@@ -57,7 +61,7 @@ from vlkng_msgs.msg import Keyframe as KeyframeMsg
 
 from .. import conversions as conv
 from ..core.capture import PoseBuffer
-from ..core.depth import cloud_to_camera, cloud_to_depth, transform_points
+from ..core.depth import cloud_to_camera, cloud_to_depth, is_unregistered, registered_depth, transform_points
 from ..core.memory import Memory
 from ..core.model import Pose
 from ..core.pipeline import MemoryBuilder
@@ -105,6 +109,7 @@ class CaptureNode(VlkngLifecycleNode):
         self._latest_odom_ns = -1
         self._busy_s = 0.0
         self._depth: dict[str, tuple[list[int], list[Any]]] = {}  # topic kind -> (stamps, messages)
+        self._depth_camera = None  # the depth camera's intrinsics (depth.camera_info_topic), latest
         self._awaiting_depth: collections.OrderedDict = collections.OrderedDict()  # keyframe stamp -> frame_id, no depth yet
         self.tf = None
         self._unposed_since: float | None = None
@@ -178,7 +183,7 @@ class CaptureNode(VlkngLifecycleNode):
 
     def _subscribe_depth(self, qos: QoSProfile) -> None:
         d = self.cfg.depth
-        self._depth = {}
+        self._depth, self._depth_camera = {}, None
         if not d.enabled:
             return
         d.cloud_transform()  # ValueError on a malformed transform: configure fails
@@ -187,6 +192,8 @@ class CaptureNode(VlkngLifecycleNode):
             self._depth["image"] = ([], [])
             self.keep(self.create_subscription(CompressedImage if compressed else Image, d.topic,
                                                lambda m: self._on_depth("image", m), qos))
+        if d.topic and d.camera_info_topic:  # the depth camera's own intrinsics (depth not aligned)
+            self.keep(self.create_subscription(CameraInfo, d.camera_info_topic, self._on_depth_info, 10))
         if d.cloud_topic:
             self._depth["cloud"] = ([], [])
             self.keep(self.create_subscription(PointCloud2, d.cloud_topic, lambda m: self._on_depth("cloud", m), qos))
@@ -278,6 +285,11 @@ class CaptureNode(VlkngLifecycleNode):
             self.builder.set_camera(self.tour_id, camera)
         self._camera_set = True
 
+    def _on_depth_info(self, msg: CameraInfo) -> None:
+        camera = conv.camera_from_info(msg)
+        if camera is not None:
+            self._depth_camera = camera
+
     def _on_pose(self, msg: PoseWithCovarianceStamped) -> None:
         self._add_pose(msg, "pose")
 
@@ -334,23 +346,32 @@ class CaptureNode(VlkngLifecycleNode):
     def _depth_source(self, kind: str, msg: Any, stamp: int, camera_frame: str):
         """How to decode ``msg`` into metres registered to the colour image of the keyframe at
         ``stamp`` in ``camera_frame`` (run by the writer; None: no depth for it, logged here)."""
-        if kind == "image":
+        if kind == "image" and not is_unregistered(msg.header.frame_id, camera_frame):
             return lambda: conv.depth_to_metres(msg)
-        builder, lookup = self.builder, (self.tf.lookup if self.tf is not None else None)
+        builder, lookup, d = self.builder, (self.tf.lookup if self.tf is not None else None), self.cfg.depth
+
+        def without_depth(counter: str, why: ValueError) -> None:
+            self.stats[counter] += 1
+            self.get_logger().warning(f"keyframe {stamp} stored without depth: {why}", throttle_duration_sec=10.0)
+
+        def image() -> Any:  # in another frame than the colour image: registered to it
+            metres = conv.depth_to_metres(msg)
+            try:  # the depth camera's CameraInfo as it is now (it may come after the depth image)
+                return registered_depth(metres, msg.header.frame_id, self._depth_camera, builder.camera,
+                                        camera_frame, stamp, lookup, d.noise(), d.topic)
+            except ValueError as e:
+                return without_depth("depth_unregistered", e)
 
         def cloud() -> Any:
             camera = builder.camera  # read now: the first keyframe sets it when CameraInfo did not
             if camera is None:
                 raise ValueError("a point cloud needs the camera model (CameraInfo or the first frame)")
             try:
-                rot, trans = cloud_to_camera(self.cfg.depth, camera_frame, msg.header.frame_id, stamp, lookup)
+                rot, trans = cloud_to_camera(d, camera_frame, msg.header.frame_id, stamp, lookup)
             except ValueError as e:
-                self.stats["depth_no_tf"] += 1
-                self.get_logger().warning(f"keyframe {stamp} stored without depth: {e}", throttle_duration_sec=10.0)
-                return None
-            return cloud_to_depth(transform_points(conv.cloud_to_xyz(msg), rot, trans), camera,
-                                  self.cfg.depth.noise())
-        return cloud
+                return without_depth("depth_no_tf", e)
+            return cloud_to_depth(transform_points(conv.cloud_to_xyz(msg), rot, trans), camera, d.noise())
+        return image if kind == "image" else cloud
 
     def _depth_for(self, stamp: int, frame_id: str):
         """The depth source nearest to ``stamp`` within tolerance (an aligned image first), for
