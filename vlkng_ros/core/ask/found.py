@@ -1401,12 +1401,15 @@ class FoundRule:
         scores, named = self._scores(sub, pq)
         if not named:
             return list(scores)
-        # an object seen in another colour or material than the one asked for comes last; for a
+        # an object surely seen in another colour or material than the one asked for comes last
+        # (``_seen_otherwise``: perception agreed on it in APART_MIN_VOTES chunks); for a
         # place asked, one only the embedder relates comes after one the lexicon relates (a label
         # naming it, or a definition: a "light" for "lamp"), whatever room either is in: "the
         # armchair in the living room" is the armchair seen in the hallway (the answer says
         # where), not a cushion in the living room at 0.23; then one in the place asked for; then
-        # one a label names before one only similar to it; of those only similar, one seen under
+        # one not seen otherwise at all (one chunk's word, or chunks that disagree, say little of
+        # its colour: the office's plant seen once silver and once black is "the green plant in
+        # the office", not the green one in the hallway); then one a label names before one only similar to it; of those only similar, one seen under
         # the asked head noun before one of another kind ("the gray seat bench": a gray bench, 0.49,
         # before a gray sofa, a seat defined alike at 0.25, however surely the sofa was seen gray);
         # then one seen in the asked colour or material in a larger share of the chunks that saw it
@@ -1417,8 +1420,9 @@ class FoundRule:
 
         head = singular(words(pq.target)[-1]) if words(pq.target) else ""
         found = sorted((o for o in scores if scores[o] >= self.margin),
-                       key=lambda o: (_seen_otherwise(sub.objects[o], pq), embedder_only(o),
-                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o)), scores[o] < 1.0,
+                       key=lambda o: (_seen_otherwise(sub.objects[o], pq, surely=True), embedder_only(o),
+                                      _elsewhere(sub.objects[o], pq, sub.rooms.get(o)),
+                                      _seen_otherwise(sub.objects[o], pq), scores[o] < 1.0,
                                       scores[o] < 1.0 and not _under_head(sub.objects[o], head),
                                       -asked_share(sub.objects[o], pq)))
         return _as_asked_siblings(sub, pq, found) + found
@@ -1516,13 +1520,19 @@ def _not_as_asked(node, pq: "ParsedQuery", room: str | None = None) -> bool:
     return _seen_otherwise(node, pq) or _elsewhere(node, pq, room)
 
 
-def _seen_otherwise(node, pq: "ParsedQuery") -> bool:
-    """The colour or material half of ``_not_as_asked``: seen only in another one."""
+def _seen_otherwise(node, pq: "ParsedQuery", surely: bool = False) -> bool:
+    """The colour or material half of ``_not_as_asked``: seen only in another one. ``surely``:
+    and perception agreed on what it saw, its most given value given in APART_MIN_VOTES chunks or
+    more (or no votes were kept: the remembered value is all there is). A perceiver misreads
+    colours now and then: one chunk's word, or two chunks that disagree (silver, then black, of a
+    green plant), say little against where the thing stands."""
     for kind, read in (("color", _colours), ("material", _materials)):
         asked = read(" ".join(pq.attributes))
         seen = _seen_as(node, kind, read)
         if asked and seen and not asked & seen:
-            return True
+            votes = _attribute_votes(node, kind)
+            if not surely or not votes or max(votes.values()) >= APART_MIN_VOTES:
+                return True
     return False
 
 
@@ -1530,14 +1540,17 @@ def asked_rank(node, pq: "ParsedQuery", room: str | None = None) -> int:
     """How far the object is from the colour, material and kind of place the question names: 0
     seen so, each asked value among the ones perception gave it most (its remembered one, or one
     voted as often); 1 seen so, but an asked value only as a rival (``_seen_as``: a brown shelf
-    once seen white under one view's light); 2 elsewhere (``_elsewhere``); 3 seen otherwise
+    once seen white under one view's light); 2 seen otherwise, but not surely (one chunk's word,
+    or chunks that disagree); 3 elsewhere (``_elsewhere``); 4 surely seen otherwise
     (``_seen_otherwise``), as the found rule orders them (``FoundRule.decide``): "the white kitchen
     table" is the white table in the dining room before the brown one in the kitchen, however
     often each was called a table. "The white shelf": a shelf seen white in four chunks of five is
     it before one seen brown twice and white once, however often each was called a shelf."""
-    if _seen_otherwise(node, pq):
-        return 3
+    if _seen_otherwise(node, pq, surely=True):
+        return 4
     if _elsewhere(node, pq, room):
+        return 3
+    if _seen_otherwise(node, pq):
         return 2
     for kind, read in (("color", _colours), ("material", _materials)):
         asked = read(" ".join(pq.attributes))
