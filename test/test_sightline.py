@@ -210,3 +210,20 @@ def test_the_memorys_camera_height_is_read_once_while_the_memory_stands(tmp_path
         assert reads.count(CAMERA_HEIGHT_META) == 2
     finally:
         walls.close()
+
+
+def test_a_room_that_glimpsed_it_through_a_door_does_not_wall_it_off_from_its_own(tmp_path):
+    """The far lamp seen twice from the living room and once from the hallway, through the door:
+    the hallway's other views read their wall, the living room's a clear line. The room it was
+    seen from most is open to it, so it stands in the living room (fresh seed 786: the kitchen's
+    counter 2.7 m from the walked kitchen floor, glimpsed twice from the hallway, was put in the
+    hallway, and "the kitchen counter" sent the robot to a table)."""
+    lamp = dict(FAR_LAMP, seen=[40, 41, 44])
+    mem = _memory(tmp_path / "door", lambda s: scene(0.3) if s >= 45 else scene(7.9), [lamp], FAR_CAMERA)
+    try:
+        tours = TourIndex(mem)
+        node = mem.graph.get_objects(["o-lamp"])[0]
+        assert tours.beyond_walked(node) < 0.5 and tours.seen_through(node) == ""
+        assert tours.main_place(node).lower() == "living room"
+    finally:
+        mem.close()

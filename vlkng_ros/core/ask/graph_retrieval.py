@@ -15,6 +15,7 @@ import json
 import math
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -98,10 +99,13 @@ WALL_CHANCE = 0.2
 # kept at most SIGHT_WIDTH_PX wide (a plain stride; line_of_sight reads any registered size), as
 # float16, for at most SIGHT_CACHE keyframes (40 MB); decoding one costs some 7 ms, once per keyframe
 # (read seeds 733, 747: 8-21 ms per object the first time it is asked about, 88 and 69 keyframes).
-# The rooms it was seen from are open to it (it stands in one of them, maybe at its far side, not
-# beyond a door) when fewer than OPEN_WALL_SHARE of their views that missed it, and whose depth
-# tells, had something between (``TourIndex._views_toward``); views from other rooms that a wall
-# kept from it say only that it is not in those. Read seed 733: the kitchen's plant, 4.5 m from the
+# The room it was seen from most is open to it (it stands there, maybe at its far side, not beyond
+# a door) when fewer than OPEN_WALL_SHARE of that room's views that missed it, and whose depth
+# tells, had something between (``TourIndex._views_toward``; where that room's depth tells nothing,
+# the views of every room it was seen from count); views from other rooms that a wall kept from it,
+# and from a room that glimpsed it through a door, say only that it is not in those (fresh seed 786:
+# the kitchen's counter, 2.7 m from the walked kitchen floor, seen 9 times from the kitchen and twice
+# through the hallway door, was taken for a thing beyond the walked rooms by the hallway's walls). Read seed 733: the kitchen's plant, 4.5 m from the
 # walked kitchen floor, missed by 13 kitchen views with a clear line and 1 without, is in the
 # kitchen; 747's kitchen plant seen through the hallway door was missed by 7 hallway and dining
 # room views, every one with a wall between.
@@ -832,8 +836,9 @@ class TourIndex:
         """(``views_missed``, the kinds of place (lower case) with a wall between them and the
         object: no view from there saw it although one from another place did, at least
         WALLED_VIEWS of theirs looked its way (every miss counts here, depth or not), and all of those
-        missing it is unlikely by chance (WALL_CHANCE); of the views from where it was seen that
-        missed it and whose depth tells (``sight_line``), the share with something between, with
+        missing it is unlikely by chance (WALL_CHANCE); of the views from the room it was seen from
+        most (else from every room it was seen from) that missed it and whose depth tells
+        (``sight_line``), the share with something between, with
         UNSEEN_PRIOR_VIEWS pseudo-views each way, None when no such depth): one pass over the views."""
         if node.position is None:
             return None, frozenset(), None
@@ -875,7 +880,11 @@ class TourIndex:
         # to see it; a place whose views all missed it by chance at that rate is not walled off
         rate = (hits[True] + UNSEEN_PRIOR_VIEWS) / (sum(hits.values()) + 2.0 * UNSEEN_PRIOR_VIEWS)
         walled = frozenset(p for p, n in blind.items() if n >= WALLED_VIEWS and (1.0 - rate) ** n <= WALL_CHANCE)
-        read = [lines[p] for p in seen_from if p in lines]
+        # the room it was seen from most is the one it may stand in: another room that glimpsed it
+        # through a door has that door's wall between, which says nothing of the first one
+        counts = Counter(str(f[0]).lower() for f in frames if f[0])
+        most = max(sorted(counts), key=lambda p: counts[p]) if counts else ""
+        read = [lines[most]] if most in lines else [lines[p] for p in seen_from if p in lines]
         walls = None if not read else (sum(b for _, b in read) + UNSEEN_PRIOR_VIEWS) / (
             sum(c + b for c, b in read) + 2.0 * UNSEEN_PRIOR_VIEWS)
         return (unseen + UNSEEN_PRIOR_VIEWS) / (looked + 2.0 * UNSEEN_PRIOR_VIEWS), walled, walls
