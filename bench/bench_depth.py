@@ -633,6 +633,8 @@ def main() -> int:
                     help="tours from a camera with this horizontal field of view (default: the simulator's 90)")
     ap.add_argument("--depth-noise", type=float, default=None, metavar="X",
                     help="tours whose depth noise is X times the model the pipeline assumes (the config is not told)")
+    ap.add_argument("--pose-error", type=float, default=None, metavar="X",
+                    help="tours whose /pose error (SLAM drift and jitter) is X times the simulator's default")
     ap.add_argument("--depth-only", action="store_true", help="build and score only the memories with depth")
     ap.add_argument("--no-cost", action="store_true", help="skip the per-keyframe cost measurement")
     ap.add_argument("--per-object", action="store_true",
@@ -656,9 +658,10 @@ def main() -> int:
     union: list[dict] = []
     misses: list[dict] | None = [] if args.misses else None
     rig_args = {k: v for k, v in (("camera_height_m", args.camera_height), ("hfov_deg", args.hfov),
-                                  ("depth_noise", args.depth_noise)) if v is not None}
+                                  ("depth_noise", args.depth_noise), ("pose_error", args.pose_error)) if v is not None}
     rig = "".join(f"-{tag}{v:g}" for tag, v in (("height", args.camera_height), ("hfov", args.hfov),
-                                                 ("noise", args.depth_noise)) if v is not None)
+                                                 ("noise", args.depth_noise), ("pose", args.pose_error))
+                  if v is not None)
     for seed in args.seeds:
         tour = workdir / f"tour-{seed}-{args.minutes:g}min-depth{'-varied' if args.varied else ''}{rig}"
         if not (tour / "world.json").is_file():

@@ -324,3 +324,25 @@ def test_depth_noise_scales_what_the_camera_reads_and_nothing_else(tmp_path):
     assert world["depth_noise"] == 3.0 and "depth_noise" not in json.loads((tours[1.0] / "world.json").read_text())
     assert floor_roughness(tours[3.0]) / floor_roughness(tours[1.0]) == pytest.approx(3.0, rel=0.15)
     assert main(["sim", "--out", str(tmp_path / "bad"), "--minutes", "0.1", "--depth-noise", "2"]) == 1
+
+
+def test_pose_error_scales_the_slam_error_of_the_poses(tmp_path):
+    """`vlkng sim --pose-error X`: /pose drifts and jitters X times as far from where the robot was
+    (the same draws: at 0 it is the true walk), the rest of the tour is the default's; world.json
+    records it; a negative one is a clear error."""
+    from vlkng_ros.cli import main
+
+    tours = {}
+    for err in (0.0, 1.0, 3.0):
+        tours[err] = out = tmp_path / f"e{err:g}"
+        assert main(["sim", "--out", str(out), "--minutes", "0.1", "--seed", "4", "--pose-error", f"{err:g}"]) == 0
+    for name in ("annotations.jsonl", "questions.json"):
+        assert (tours[1.0] / name).read_bytes() == (tours[3.0] / name).read_bytes()
+    assert json.loads((tours[3.0] / "world.json").read_text())["pose_error"] == 3.0
+    assert "pose_error" not in json.loads((tours[1.0] / "world.json").read_text())
+    poses = {err: Tour.open(out).poses("/pose") for err, out in tours.items()}
+    truth = np.array([[p.x, p.y, p.yaw] for _, p in poses[0.0]])
+    off = {err: np.array([[p.x, p.y, p.yaw] for _, p in poses[err]]) - truth for err in (1.0, 3.0)}
+    assert 0.005 < float(np.median(np.hypot(*off[1.0][:, :2].T))) < 0.05  # a few cm: the default SLAM
+    assert off[3.0] == pytest.approx(3.0 * off[1.0], abs=1e-6)
+    assert main(["sim", "--out", str(tmp_path / "bad"), "--minutes", "0.1", "--pose-error", "-1"]) == 1

@@ -167,7 +167,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
                   log_progress: bool = True, overwrite: bool = False, depth: bool = False,
                   camera_offset: tuple[float, float] = (0.0, 0.0), varied: bool = False,
                   camera_height_m: float = CAMERA_HEIGHT_M, hfov_deg: float = HFOV_DEG,
-                  depth_noise: float = 1.0) -> SimSummary:
+                  depth_noise: float = 1.0, pose_error: float = 1.0) -> SimSummary:
     """Generate a tour into ``out_dir``. Same arguments, same annotations/questions/world bytes.
     ``depth``: also write aligned depth (16UC1, RealSense-like noise and dropouts, see sensor.py)
     on DEPTH_TOPIC, stamped within 3 ms of each colour frame; everything else is unchanged.
@@ -177,7 +177,9 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     a rig other than the default's (e.g. 0.3 m and 69 deg: a RealSense low on a small base).
     ``depth_noise``: the depth's range noise as a multiple of the noise model the pipeline assumes
     by default (sensor.NOISE, a D435 at 640 px): 2-3 is a camera with a shorter stereo baseline or
-    a lower resolution that nobody configured for, under 1 a quieter one."""
+    a lower resolution that nobody configured for, under 1 a quieter one. ``pose_error``: the
+    SLAM-like error of ``/pose`` (a slow drift of 3 cm and 0.6 degrees, jitter of 8 mm and 0.17
+    degrees) as a multiple of that (3: 9 cm, 1.8 degrees, a SLAM that keeps the robot less surely)."""
     started = time.monotonic()
     if minutes <= 0 or fps <= 0:
         raise ValueError("minutes and fps must be positive")
@@ -191,6 +193,8 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
         raise ValueError("depth noise needs depth (--depth)")
     if not 0.1 <= depth_noise <= 10.0:
         raise ValueError(f"depth noise must be 0.1-10 times the default model's, not {depth_noise:g}")
+    if not 0.0 <= pose_error <= 10.0:
+        raise ValueError(f"pose error must be 0-10 times the default's, not {pose_error:g}")
     noise = replace(NOISE, base_m=NOISE.base_m * depth_noise, quadratic=NOISE.quadratic * depth_noise)
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
@@ -210,7 +214,7 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
     traj = walk(world, duration, seed)
     rng = np.random.default_rng([int(seed), 0xCA3])
     t_cam = camera_times(duration, fps, rng)
-    t_pose, px, py, pyaw = pose_samples(traj, duration, rng)
+    t_pose, px, py, pyaw = pose_samples(traj, duration, rng, error=pose_error)
     cx, cy, cyaw, comega = traj.at(t_cam)
     renderer = Renderer(world, width, height, hfov_deg, camera_height=camera_height_m, seed=seed, depth=depth)
     depth_rng = np.random.default_rng([int(seed), 0xDE97])  # its own stream: colour tours stay byte-identical
@@ -300,6 +304,8 @@ def generate_tour(out_dir: str | Path, minutes: float = 3.0, seed: int = 0, worl
         world_json.update({"camera_height_m": float(camera_height_m), "hfov_deg": float(hfov_deg)})
     if depth and depth_noise != 1.0:
         world_json["depth_noise"] = float(depth_noise)
+    if pose_error != 1.0:
+        world_json["pose_error"] = float(pose_error)
     (out / "world.json").write_text(json.dumps(world_json, indent=1) + "\n")
     summary = SimSummary(out, len(t_cam), len(t_pose), len(world.objects), moved,
                          [r.kind for r in world.rooms], boxes, len(questions),

@@ -154,19 +154,20 @@ def camera_times(duration_s: float, fps: float, rng: np.random.Generator) -> np.
 
 
 def pose_samples(traj: Trajectory, duration_s: float, rng: np.random.Generator,
-                 rate_hz: float = 4.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(times, x, y, yaw) of ``/pose`` messages: SLAM-like error, not in step with the camera."""
+                 rate_hz: float = 4.0, error: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(times, x, y, yaw) of ``/pose`` messages: SLAM-like error, not in step with the camera.
+    ``error`` scales the drift and the jitter (the same random draws: 1 is the default tours')."""
     period = 1.0 / rate_hz
     n = max(1, int(duration_s * rate_hz))
     times = 0.137 + np.arange(n) * period + rng.uniform(-0.012, 0.012, n)
     x, y, yaw, _ = traj.at(times)
     # slow bounded drift (a few cm, a fraction of a degree) plus white jitter
     drift = np.zeros((3, n))
-    for k, amp in enumerate((0.03, 0.03, math.radians(0.6))):
+    for k, amp in enumerate((0.03 * error, 0.03 * error, math.radians(0.6) * error)):
         for _ in range(3):
             period_s = float(rng.uniform(20.0, 90.0))
             drift[k] += amp / 3 * np.sin(2 * math.pi * times / period_s + rng.uniform(0, 2 * math.pi))
-    x = x + drift[0] + rng.normal(0, 0.008, n)
-    y = y + drift[1] + rng.normal(0, 0.008, n)
-    yaw = yaw + drift[2] + rng.normal(0, 0.003, n)
+    x = x + drift[0] + error * rng.normal(0, 0.008, n)
+    y = y + drift[1] + error * rng.normal(0, 0.008, n)
+    yaw = yaw + drift[2] + error * rng.normal(0, 0.003, n)
     return times, x, y, yaw
