@@ -15,7 +15,6 @@ import json
 import math
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -882,8 +881,7 @@ class TourIndex:
         walled = frozenset(p for p, n in blind.items() if n >= WALLED_VIEWS and (1.0 - rate) ** n <= WALL_CHANCE)
         # the room it was seen from most is the one it may stand in: another room that glimpsed it
         # through a door has that door's wall between, which says nothing of the first one
-        counts = Counter(str(f[0]).lower() for f in frames if f[0])
-        most = max(sorted(counts), key=lambda p: counts[p]) if counts else ""
+        most = self.seen_from(node)
         read = [lines[most]] if most in lines else [lines[p] for p in seen_from if p in lines]
         walls = None if not read else (sum(b for _, b in read) + UNSEEN_PRIOR_VIEWS) / (
             sum(c + b for c, b in read) + 2.0 * UNSEEN_PRIOR_VIEWS)
