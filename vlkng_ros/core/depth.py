@@ -999,11 +999,18 @@ def registered_depth(depth: np.ndarray, depth_frame: str, depth_camera: CameraMo
     ``depth_frame_is_colour``); else registered with the
     depth camera's intrinsics and TF (``register_depth``). ValueError saying what to set when the
     depth camera's CameraInfo or the transform is missing: never a mis-registered depth."""
-    if depth_frame_is_colour(depth_frame, camera_frame, stamp_ns, lookup):
+    if not is_unregistered(depth_frame, camera_frame):
+        return depth
+    try:  # one TF lookup: it says both whether the frames are one and how to move between them
+        rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
+    except ValueError:
+        if depth_camera is None:
+            raise ValueError(unregistered_hint(depth_frame, camera_frame, depth_topic)) from None
+        raise
+    if _same_camera(rot, trans):
         return depth
     if depth_camera is None:
         raise ValueError(unregistered_hint(depth_frame, camera_frame, depth_topic))
-    rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
     return register_depth(depth, depth_camera, rot, trans, camera, noise)
 
 
@@ -1018,6 +1025,11 @@ def depth_frame_is_colour(depth_frame: str, camera_frame: str, stamp_ns: int,
         rot, trans = depth_image_to_camera(depth_frame, camera_frame, stamp_ns, lookup)
     except ValueError:
         return False
+    return _same_camera(rot, trans)
+
+
+def _same_camera(rot: np.ndarray, trans: np.ndarray) -> bool:
+    """(R, t) between two optical frames within ``ALIAS_M`` and ``ALIAS_RAD``: one camera."""
     return bool(np.abs(trans).max() <= ALIAS_M and np.abs(rot - np.eye(3)).max() <= ALIAS_RAD)
 
 
